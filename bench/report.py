@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Render bench results (TSV written by run.sh) as a terminal table and as Markdown.
+
+  report.py RESULTS.tsv ENV.txt OUT.md
+
+RESULTS.tsv columns: tool, file, bytes, seconds, rss_kib, status, largest_frame
+(seconds = best of the repeats, rss_kib = highest of the repeats).
+MB = 1,000,000 bytes throughout; peak RSS converted from KiB.
+"""
+
+import sys
+
+MB = 1_000_000
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            tool, fname, size, secs, rss, status, largest = line.split("\t")
+            rows.append({"tool": tool, "file": fname, "bytes": int(size),
+                         "secs": float(secs) if secs else None,
+                         "rss_mb": int(rss) * 1024 / MB if rss else None,
+                         "status": status, "largest": int(largest)})
+    return rows
+
+
+def fmt(x, nd=2):
+    return "-" if x is None else f"{x:,.{nd}f}"
+
+
+def table(headers, rows):
+    w = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    num = [all(_isnum(r[i]) for r in rows) for i in range(len(headers))]
+    def line(cells):
+        return "  ".join(str(c).rjust(w[i]) if num[i] else str(c).ljust(w[i]) for i, c in enumerate(cells))
+    text = [line(headers), line(["-" * x for x in w])] + [line(r) for r in rows]
+    md = ["| " + " | ".join(headers) + " |",
+          "|" + "|".join(("---:" if num[i] else ":---") for i in range(len(headers))) + "|"]
+    md += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(text), "\n".join(md)
+
+
+def _isnum(s):
+    try:
+        float(str(s).replace(",", "").rstrip("x"))
+        return True
+    except ValueError:
+        return str(s) == "-"
+
+
+def main():
+    results, envfile, out_md = sys.argv[1:4]
+    rows = load(results)
+    env = open(envfile).read().strip()
+
+    main_rows = []
+    thr = {}
+    for r in rows:
+        ok = r["status"] == "ok" and r["secs"] is not None
+        mbps = r["bytes"] / MB / max(r["secs"], 1e-3) if ok else None
+        thr[(r["tool"], r["file"])] = mbps
+        main_rows.append([r["tool"], r["file"], fmt(r["bytes"] / MB, 1),
+                          fmt(r["secs"], 3) if ok else r["status"],
+                          fmt(mbps, 1) if ok else "-",
+                          fmt(r["rss_mb"], 1) if ok else "-",
+                          r["status"]])
+    t1, m1 = table(["tool", "file", "size MB", "seconds", "MB/s", "peak RSS MB", "status"], main_rows)
+
+    # Throughput ratios mcpsift / peer, with the targets.
+    files = list(dict.fromkeys(r["file"] for r in rows))
+    targets = {"duckdb": 1.0, "tshark": 20.0}
+    ratio_rows = []
+    for fname in files:
+        ms = thr.get(("mcpsift", fname))
+        for peer in ("jq", "duckdb", "tshark"):
+            if (peer, fname) not in thr:
+                continue
+            ps = thr[(peer, fname)]
+            ratio = ms / ps if ms and ps else None
+            tgt = targets.get(peer)
+            if tgt is None:
+                verdict = "(info)"
+            elif ratio is None:
+                verdict = "FAIL (no figure)"
+            else:
+                verdict = "pass" if ratio >= tgt else "FAIL"
+            ratio_rows.append([fname, f"mcpsift/{peer}", (fmt(ratio) + "x") if ratio else "-",
+                               (fmt(tgt, 0) + "x") if tgt else "-", verdict])
+    t2, m2 = table(["file", "throughput ratio", "value", "target", "result"], ratio_rows)
+
+    # Memory target: peak RSS < 3 x largest frame + 200 MB.
+    mem_rows = []
+    for fname in files:
+        largest = next(r["largest"] for r in rows if r["file"] == fname)
+        target = 3 * largest / MB + 200
+        m = next((r for r in rows if r["tool"] == "mcpsift" and r["file"] == fname), None)
+        if m is None:
+            continue
+        ok = m["status"] == "ok" and m["rss_mb"] is not None
+        verdict = ("pass" if m["rss_mb"] < target else "FAIL") if ok else "FAIL (no figure)"
+        mem_rows.append([fname, f"{largest:,}", fmt(target, 1),
+                         fmt(m["rss_mb"], 1) if ok else m["status"], verdict])
+    t3, m3 = table(["file", "largest frame bytes", "target MB (3x+200)", "mcpsift peak RSS MB", "result"], mem_rows)
+
+    print()
+    print(t1)
+    print()
+    print(t2)
+    print()
+    print(t3)
+    print()
+    with open(out_md, "w") as f:
+        f.write("# mcpsift benchmark: latest results\n\n")
+        f.write("Written by `bench/run.sh`; see `bench/README.md`. MB = 1,000,000 bytes; "
+                "seconds are wall time (best of the repeats), peak RSS the highest of the repeats "
+                "(GNU time `%M`).\n\n")
+        f.write("```\n" + env + "\n```\n\n")
+        f.write("## Runs\n\n" + m1 + "\n\n")
+        f.write("## Throughput: mcpsift relative to its peers\n\n" + m2 + "\n\n")
+        f.write("## Memory: peak RSS < 3 x largest frame + 200 MB\n\n" + m3 + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Re-record every capture under samples/ (stdio_ts, stdio_py, hostlog, transcript, pcap).
+# Needs: node >= 20 + npm, python3 >= 3.10, tcpdump, dumpcap (apt: tcpdump, tshark), root or
+# CAP_NET_RAW for loopback capture. Dependencies are installed OUTSIDE the repository, in
+# $MCPSIFT_RECORD_CACHE (default ~/.cache/mcpsift-record).
+#   usage: samples/record/record.sh            # everything
+#          samples/record/record.sh stdio_ts   # one or more of: stdio_ts stdio_py hostlog transcript pcap
+set -euo pipefail
+REC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SAMPLES="$(dirname "$REC")"
+CACHE="${MCPSIFT_RECORD_CACHE:-$HOME/.cache/mcpsift-record}"
+WORK="${MCPSIFT_RECORD_WORK:-$(mktemp -d /tmp/mcpsift-record.XXXXXX)}"
+STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(stdio_ts stdio_py hostlog transcript pcap)
+want() { local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+log() { printf '\n== %s\n' "$*" >&2; }
+
+# ---- dependencies (outside the repo) ----
+mkdir -p "$CACHE/node/ts"
+if ! cmp -s "$REC/package.json" "$CACHE/node/package.json" || [ ! -d "$CACHE/node/node_modules/@modelcontextprotocol/sdk" ]; then
+  log "npm install -> $CACHE/node"
+  cp "$REC/package.json" "$CACHE/node/package.json"
+  (cd "$CACHE/node" && npm install --no-audit --no-fund --loglevel=error)
+fi
+cp "$REC"/ts/*.mjs "$CACHE/node/ts/"
+if [ ! -x "$CACHE/venv/bin/python" ]; then
+  log "python venv -> $CACHE/venv"
+  python3 -m venv "$CACHE/venv"
+fi
+if ! cmp -s "$REC/requirements.txt" "$CACHE/venv/.requirements.txt"; then
+  "$CACHE/venv/bin/pip" install -q -r "$REC/requirements.txt"
+  cp "$REC/requirements.txt" "$CACHE/venv/.requirements.txt"
+fi
+PY="$CACHE/venv/bin/python"
+NODE="$(command -v node)"
+SHIM="$REC/tee_shim.py"
+
+export VERSIONS_JSON="$WORK/versions.json"
+"$PY" - "$CACHE" > "$VERSIONS_JSON" <<'PYEOF'
+import json, subprocess, sys, importlib.metadata as md
+cache = sys.argv[1]
+pk = lambda p: json.load(open(f"{cache}/node/node_modules/{p}/package.json"))["version"]
+def cmd(*a):
+    try: return subprocess.run(a, capture_output=True, text=True).stdout.splitlines()[0]
+    except Exception: return None
+print(json.dumps({
+  "@modelcontextprotocol/sdk": pk("@modelcontextprotocol/sdk"), "zod": pk("zod"),
+  "node": cmd("node", "--version"),
+  "python": sys.version.split()[0],
+  **{p: md.version(p) for p in ("mcp", "pydantic", "anyio", "httpx", "uvicorn", "starlette", "sse-starlette")},
+  "tcpdump": cmd("tcpdump", "--version"), "dumpcap": cmd("dumpcap", "--version"),
+}, indent=1))
+PYEOF
+echo "work dir: $WORK" >&2
+
+# ---- stdio ----
+if want stdio_ts; then
+  log "stdio_ts: TS client <-> TS McpServer through the tee"
+  rm -rf "$WORK/stdio_ts" "$SAMPLES/stdio_ts"; mkdir -p "$WORK/stdio_ts"
+  (cd "$CACHE/node" && "$NODE" ts/stdio_client.mjs stdio_ts "$WORK/stdio_ts" "$SHIM")
+  "$PY" "$REC/lib/build.py" stdio stdio_ts "$WORK/stdio_ts" "$SAMPLES/stdio_ts" stdio-ts
+fi
+if want stdio_py || want transcript; then
+  log "stdio_py: Python client <-> FastMCP through the tee"
+  rm -rf "$WORK/stdio_py"; mkdir -p "$WORK/stdio_py"
+  (cd "$REC/py" && "$PY" stdio_client.py "$WORK/stdio_py" "$SHIM")
+  if want stdio_py; then rm -rf "$SAMPLES/stdio_py"; "$PY" "$REC/lib/build.py" stdio stdio_py "$WORK/stdio_py" "$SAMPLES/stdio_py" stdio-py; fi
+fi
+if want hostlog || want transcript; then
+  for sc in hostlog vscode; do
+    log "session for host logs: $sc"
+    rm -rf "$WORK/$sc"; mkdir -p "$WORK/$sc"
+    (cd "$CACHE/node" && "$NODE" ts/stdio_client.mjs "$sc" "$WORK/$sc" "$SHIM")
+  done
+  if want hostlog; then rm -rf "$SAMPLES/hostlog"; "$PY" "$REC/lib/build.py" hostlog "$WORK/hostlog" "$WORK/vscode" "$SAMPLES/hostlog"; fi
+fi
+if want transcript; then
+  rm -rf "$SAMPLES/transcript"
+  "$PY" "$REC/lib/build.py" transcript "$WORK/stdio_py" "$WORK/vscode" "$SAMPLES/transcript"
+fi
+
+# ---- packet captures ----
+wait_port() { for _ in $(seq 1 100); do (echo > "/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up" >&2; return 1; }
+wait_file_text() { for _ in $(seq 1 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done; echo "capture not ready: $1" >&2; cat "$1" >&2; return 1; }
+capture() { # capture <name> <file> <port> <pcap|pcapng> <server cmd...> -- <client cmd...>
+  local name=$1 file=$2 port=$3 fmt=$4; shift 4
+  local srv=() cli=(); while [ "$1" != "--" ]; do srv+=("$1"); shift; done; shift; cli=("$@")
+  local w="$WORK/$name"; rm -rf "$w"; mkdir -p "$w"
+  if [ "$fmt" = pcap ]; then
+    tcpdump -i lo -s 0 -U -w "$w/$file" "tcp port $port" 2> "$w/capture.log" & CAP=$!
+    wait_file_text "$w/capture.log" "listening on"
+  else
+    dumpcap -i lo -s 0 -f "tcp port $port" -w "$w/$file" 2> "$w/capture.log" & CAP=$!
+    wait_file_text "$w/capture.log" "Capturing on"
+  fi
+  "${srv[@]}" 2> "$w/server.stderr.log" & SRV=$!
+  wait_port "$port"
+  "${cli[@]}"
+  sleep 0.5
+  kill -TERM "$SRV"; wait "$SRV" 2>/dev/null || true
+  sleep 0.5
+  kill -INT "$CAP"; wait "$CAP" 2>/dev/null || true
+  cat "$w/capture.log" >&2
+  cp "$w/$file" "$SAMPLES/pcap/$file"
+}
+if want pcap; then
+  rm -rf "$SAMPLES/pcap"; mkdir -p "$SAMPLES/pcap"
+  cd "$CACHE/node"
+  log "pcap: TS Streamable HTTP, JSON responses"
+  capture ts_streamable_json ts_streamable_json.pcap 28941 pcap "$NODE" ts/http_server.mjs json 28941 -- \
+    "$NODE" ts/http_client.mjs json http://127.0.0.1:28941 "$WORK/ts_streamable_json"
+  log "pcap: TS Streamable HTTP, SSE responses (pcapng via dumpcap)"
+  capture ts_streamable_sse ts_streamable_sse.pcapng 28942 pcapng "$NODE" ts/http_server.mjs sse 28942 -- \
+    "$NODE" ts/http_client.mjs sse http://127.0.0.1:28942 "$WORK/ts_streamable_sse"
+  log "pcap: TS legacy HTTP+SSE"
+  capture ts_legacy_sse ts_legacy_sse.pcap 28943 pcap "$NODE" ts/http_server.mjs legacy 28943 -- \
+    "$NODE" ts/http_client.mjs legacy http://127.0.0.1:28943 "$WORK/ts_legacy_sse"
+  log "pcap: Python FastMCP Streamable HTTP"
+  cd "$REC/py"
+  capture py_streamable py_streamable.pcap 28944 pcap "$PY" http_server.py 28944 -- \
+    "$PY" http_client.py http://127.0.0.1:28944 "$WORK/py_streamable"
+  "$PY" "$REC/lib/build.py" http "$SAMPLES/pcap" \
+    "ts_streamable_json.pcap=$WORK/ts_streamable_json=ts-json=28941=streamable-http (TS, enableJsonResponse)" \
+    "ts_streamable_sse.pcapng=$WORK/ts_streamable_sse=ts-sse=28942=streamable-http (TS, SSE responses)" \
+    "ts_legacy_sse.pcap=$WORK/ts_legacy_sse=ts-legacy=28943=legacy http+sse (TS)" \
+    "py_streamable.pcap=$WORK/py_streamable=py-streamable=28944=streamable-http (py, SSE responses)"
+  for x in ts_streamable_json ts_streamable_sse ts_legacy_sse py_streamable; do
+    gzip -9 -n -c "$WORK/$x/http_exchanges.json" > "$SAMPLES/pcap/$x.exchanges.json.gz"
+  done
+fi
+cp "$VERSIONS_JSON" "$SAMPLES/versions.json"
+log "done"; du -ab "$SAMPLES" --exclude=record | sort -k2 >&2

@@ -1,0 +1,34 @@
+//! One module per subcommand; each parses nothing, calls the stages, prints.
+
+pub mod query;
+pub mod tables;
+
+use anyhow::Context as _;
+
+use crate::cli::InputArgs;
+use mcpsift::ingest::detect::Format;
+use mcpsift::ingest::run::IngestOptions;
+use mcpsift::load::{Loaded, load};
+use mcpsift::model::tables::default_limits;
+use mcpsift::report::stats::render_capture;
+
+/// Loads the inputs, printing diagnostics (unless quiet) and the accounting (with --stats).
+pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
+    let forced_format = match &args.input_format {
+        Some(name) => Some(Format::from_name(name).with_context(|| format!("--input-format {name}: expected stdio, hostlog, jsonl or pcap"))?),
+        None => None,
+    };
+    let opts = IngestOptions { max_frame_bytes: args.max_frame_bytes.max(1), forced_format, ports: args.port.clone() };
+    let loaded = load(&args.paths, &args.pair, &opts, &default_limits())?;
+    for c in &loaded.captures {
+        if !args.quiet {
+            for d in &c.rows.diagnostics {
+                eprintln!("mcpsift: {}: byte {}: {}: {}", d.file, d.offset, d.reason, d.detail);
+            }
+        }
+        if args.stats {
+            eprint!("{}", render_capture(&c.name, &c.files, &c.rows));
+        }
+    }
+    Ok(loaded)
+}

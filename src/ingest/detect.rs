@@ -1,0 +1,225 @@
+//! Recognising an input's format from its first bytes; file names are only hints.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// What an input file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// pcap or pcapng (by magic bytes).
+    Pcap,
+    /// Raw newline-delimited JSON-RPC as written to a stdio pipe (one direction or both).
+    Stdio,
+    /// Host application log with `Message from client|server:` or `[Client Says]` lines.
+    HostLog,
+    /// JSONL transcript: one object per line holding a message and its direction.
+    Jsonl,
+    /// Zero bytes.
+    Empty,
+    /// None of the above.
+    Unrecognized,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Pcap => "pcap",
+            Format::Stdio => "stdio",
+            Format::HostLog => "hostlog",
+            Format::Jsonl => "jsonl",
+            Format::Empty => "empty",
+            Format::Unrecognized => "unrecognized",
+        }
+    }
+
+    /// Parses a `--format` value.
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name {
+            "pcap" | "pcapng" => Some(Format::Pcap),
+            "stdio" => Some(Format::Stdio),
+            "hostlog" => Some(Format::HostLog),
+            "jsonl" | "transcript" => Some(Format::Jsonl),
+            _ => None,
+        }
+    }
+}
+
+/// True for pcap (either byte order, µs or ns) and pcapng magic.
+pub fn is_pcap_magic(head: &[u8]) -> bool {
+    matches!(
+        head.get(..4),
+        Some([0xa1, 0xb2, 0xc3, 0xd4])
+            | Some([0xd4, 0xc3, 0xb2, 0xa1])
+            | Some([0xa1, 0xb2, 0x3c, 0x4d])
+            | Some([0x4d, 0x3c, 0xb2, 0xa1])
+            | Some([0x0a, 0x0d, 0x0d, 0x0a])
+    )
+}
+
+/// Fields that make a JSON object a transcript record.
+#[derive(Deserialize)]
+struct TranscriptProbe<'a> {
+    #[serde(borrow)]
+    message: Option<&'a RawValue>,
+    #[serde(borrow)]
+    raw: Option<&'a RawValue>,
+    #[serde(borrow)]
+    line: Option<&'a RawValue>,
+    #[serde(borrow)]
+    raw_b64: Option<&'a RawValue>,
+    #[serde(borrow)]
+    direction: Option<&'a RawValue>,
+    #[serde(borrow)]
+    dir: Option<&'a RawValue>,
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct RpcProbe<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+#[derive(Default)]
+struct Votes {
+    lines: usize,
+    jsonrpc: usize,
+    transcript: usize,
+    hostlog: usize,
+    timestamped: usize,
+}
+
+/// Recognises the format from the first [`super::input::HEAD_BYTES`] decompressed bytes.
+pub fn detect(head: &[u8], name_hint: &str) -> Format {
+    if head.is_empty() {
+        return Format::Empty;
+    }
+    if is_pcap_magic(head) {
+        return Format::Pcap;
+    }
+    let mut votes = Votes::default();
+    let complete_lines = match memchr::memrchr(b'\n', head) {
+        Some(i) => &head[..i],
+        None => &[][..],
+    };
+    for line in complete_lines.split(|&b| b == b'\n').take(200) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        votes.lines += 1;
+        vote_line(line, &mut votes);
+    }
+    if votes.transcript > 0 && votes.transcript * 2 >= votes.lines {
+        return Format::Jsonl;
+    }
+    if votes.hostlog > 0 || (votes.timestamped > 0 && votes.timestamped * 2 > votes.lines && votes.jsonrpc == 0) {
+        return Format::HostLog;
+    }
+    if votes.jsonrpc > 0 {
+        return Format::Stdio;
+    }
+    // A first line longer than the head: a big message with no newline yet.
+    let first_partial = votes.lines == 0;
+    if first_partial && starts_like_jsonrpc(head) {
+        return Format::Stdio;
+    }
+    if super::discover::direction_token(name_hint).is_some() && !looks_binary(head) {
+        return Format::Stdio;
+    }
+    Format::Unrecognized
+}
+
+fn vote_line(line: &[u8], votes: &mut Votes) {
+    let trimmed = trim_ascii_start(line);
+    if trimmed.first() == Some(&b'{') {
+        if let Ok(t) = serde_json::from_slice::<TranscriptProbe>(trimmed) {
+            let has_msg = t.message.is_some() || t.raw.is_some() || t.line.is_some() || t.raw_b64.is_some();
+            let has_dir = t.direction.is_some() || t.dir.is_some();
+            if has_msg && has_dir && t.jsonrpc.is_none() {
+                votes.transcript += 1;
+                return;
+            }
+        }
+        if let Ok(r) = serde_json::from_slice::<RpcProbe>(trimmed)
+            && (r.jsonrpc.is_some() || r.method.is_some() || r.result.is_some() || r.error.is_some())
+        {
+            votes.jsonrpc += 1;
+            return;
+        }
+    }
+    if trimmed.first() == Some(&b'[') && serde_json::from_slice::<Vec<RpcProbe>>(trimmed).is_ok() {
+        votes.jsonrpc += 1;
+        return;
+    }
+    if starts_with_timestamp(line) {
+        votes.timestamped += 1;
+        if super::hostlog::is_message_line(line) {
+            votes.hostlog += 1;
+        }
+    }
+}
+
+fn starts_like_jsonrpc(head: &[u8]) -> bool {
+    let t = trim_ascii_start(head);
+    (t.starts_with(b"{") || t.starts_with(b"[")) && memchr::memmem::find(&t[..t.len().min(4096)], b"\"jsonrpc\"").is_some()
+        || t.starts_with(b"{\"result\"")
+        || t.starts_with(b"{\"method\"")
+}
+
+fn looks_binary(head: &[u8]) -> bool {
+    let sample = &head[..head.len().min(4096)];
+    sample.iter().filter(|&&b| b == 0).count() > sample.len() / 100 + 1
+}
+
+/// `YYYY-MM-DD` followed by `T` or a space and `HH:MM`.
+pub fn starts_with_timestamp(line: &[u8]) -> bool {
+    let d = |i: usize| line.get(i).is_some_and(u8::is_ascii_digit);
+    line.len() >= 16
+        && (0..4).all(d)
+        && line[4] == b'-'
+        && d(5)
+        && d(6)
+        && line[7] == b'-'
+        && d(8)
+        && d(9)
+        && (line[10] == b'T' || line[10] == b' ')
+        && d(11)
+        && d(12)
+        && line[13] == b':'
+}
+
+fn trim_ascii_start(b: &[u8]) -> &[u8] {
+    let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    &b[n..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_each_format() {
+        assert_eq!(detect(b"", "x"), Format::Empty);
+        assert_eq!(detect(&[0xd4, 0xc3, 0xb2, 0xa1, 0, 0], "x"), Format::Pcap);
+        assert_eq!(detect(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", "x"), Format::Stdio);
+        assert_eq!(
+            detect(b"{\"direction\":\"c2s\",\"message\":{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}}\n", "x"),
+            Format::Jsonl
+        );
+        assert_eq!(
+            detect(b"2025-01-01T10:00:00.000Z [docs] [info] Message from client: {\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n", "x"),
+            Format::HostLog
+        );
+        assert_eq!(detect(b"{\n  \"messages\": 3\n}\n", "expected.json"), Format::Unrecognized);
+        assert_eq!(detect(b"Starting server\nstill no json\n", "s2c.log"), Format::Stdio);
+        assert_eq!(detect(b"Starting server\n", "notes.txt"), Format::Unrecognized);
+    }
+}

@@ -1,0 +1,198 @@
+//! Turning command-line paths into captures: walking folders, pairing stdio tee files by name.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::frame::Direction;
+
+/// One capture to ingest: a single file, or a stdio tee pair (client→server, server→client).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaptureInput {
+    File { name: String, path: PathBuf },
+    StdioPair { name: String, c2s: PathBuf, s2c: PathBuf },
+}
+
+impl CaptureInput {
+    pub fn name(&self) -> &str {
+        match self {
+            CaptureInput::File { name, .. } | CaptureInput::StdioPair { name, .. } => name,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoverError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("--pair {0}: expected C2S_FILE:S2C_FILE")]
+    BadPair(String),
+}
+
+/// Direction named by a file name token, and the name of the file for the other direction.
+/// Tokens are split on `.`, `_` and `-`; `.gz` is ignored. `stderr` logs are never stdio.
+pub fn direction_token(file_name: &str) -> Option<(Direction, Vec<String>)> {
+    let base = file_name.strip_suffix(".gz").unwrap_or(file_name);
+    let tokens = split_tokens(base);
+    if tokens.iter().any(|(t, _)| t.eq_ignore_ascii_case("stderr")) {
+        return None;
+    }
+    for (i, (tok, _)) in tokens.iter().enumerate() {
+        let lower = tok.to_ascii_lowercase();
+        let (dir, other) = match lower.as_str() {
+            "c2s" => (Direction::ClientToServer, "s2c"),
+            "s2c" => (Direction::ServerToClient, "c2s"),
+            "stdin" => (Direction::ClientToServer, "stdout"),
+            "stdout" => (Direction::ServerToClient, "stdin"),
+            "in" => (Direction::ClientToServer, "out"),
+            "out" => (Direction::ServerToClient, "in"),
+            "client" => (Direction::ClientToServer, "server"),
+            "server" => (Direction::ServerToClient, "client"),
+            _ => continue,
+        };
+        let mut partner = String::new();
+        for (j, (t, sep)) in tokens.iter().enumerate() {
+            partner.push_str(if i == j { other } else { t });
+            partner.push_str(sep);
+        }
+        return Some((dir, vec![partner.clone(), format!("{partner}.gz")]));
+    }
+    None
+}
+
+/// Splits `a.b_c` into `[("a", "."), ("b", "_"), ("c", "")]`.
+fn split_tokens(s: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        if matches!(c, '.' | '_' | '-') {
+            out.push((&s[start..i], &s[i..i + 1]));
+            start = i + 1;
+        }
+    }
+    out.push((&s[start..], ""));
+    out
+}
+
+/// Expands `paths` (files and folders, walked recursively in name order) into captures.
+/// `pairs` are explicit `C2S:S2C` pairs; files named in them are not paired again.
+pub fn discover(paths: &[PathBuf], pairs: &[String]) -> Result<Vec<CaptureInput>, DiscoverError> {
+    let mut out = Vec::new();
+    let mut claimed: Vec<PathBuf> = Vec::new();
+    for p in pairs {
+        let (a, b) = p.split_once(':').ok_or_else(|| DiscoverError::BadPair(p.clone()))?;
+        let (c2s, s2c) = (PathBuf::from(a), PathBuf::from(b));
+        for f in [&c2s, &s2c] {
+            std::fs::metadata(f).map_err(|source| DiscoverError::Io { path: f.clone(), source })?;
+        }
+        out.push(CaptureInput::StdioPair { name: pair_name(&c2s, &s2c), c2s: c2s.clone(), s2c: s2c.clone() });
+        claimed.push(c2s);
+        claimed.push(s2c);
+    }
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|source| DiscoverError::Io { path: path.clone(), source })?;
+        let mut files = Vec::new();
+        if meta.is_dir() {
+            walk(path, &mut files)?;
+        } else {
+            files.push(path.clone());
+        }
+        files.retain(|f| !claimed.contains(f));
+        out.extend(pair_up(files));
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), DiscoverError> {
+    let rd = std::fs::read_dir(dir).map_err(|source| DiscoverError::Io { path: dir.into(), source })?;
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for e in entries {
+        if e.is_dir() {
+            walk(&e, files)?;
+        } else {
+            files.push(e);
+        }
+    }
+    Ok(())
+}
+
+/// Groups files of one listing into pairs by direction token within the same folder.
+fn pair_up(files: Vec<PathBuf>) -> Vec<CaptureInput> {
+    let mut by_path: BTreeMap<PathBuf, bool> = files.iter().map(|f| (f.clone(), false)).collect();
+    let mut out = Vec::new();
+    for f in &files {
+        if by_path.get(f) == Some(&true) {
+            continue;
+        }
+        let file_name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let partner = direction_token(&file_name).and_then(|(dir, names)| {
+            let parent = f.parent().unwrap_or(Path::new(""));
+            names
+                .iter()
+                .map(|n| parent.join(n))
+                .find(|p| p != f && by_path.get(p) == Some(&false))
+                .map(|p| (dir, p))
+        });
+        match partner {
+            Some((dir, p)) => {
+                by_path.insert(f.clone(), true);
+                by_path.insert(p.clone(), true);
+                let (c2s, s2c) = if dir == Direction::ClientToServer { (f.clone(), p) } else { (p, f.clone()) };
+                out.push(CaptureInput::StdioPair { name: pair_name(&c2s, &s2c), c2s, s2c });
+            }
+            None => {
+                by_path.insert(f.clone(), true);
+                out.push(CaptureInput::File { name: f.display().to_string(), path: f.clone() });
+            }
+        }
+    }
+    out
+}
+
+fn pair_name(c2s: &Path, s2c: &Path) -> String {
+    let s2c_name = s2c.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if c2s.parent() == s2c.parent() {
+        format!("{}+{}", c2s.display(), s2c_name)
+    } else {
+        format!("{}+{}", c2s.display(), s2c.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_pair_and_stderr_does_not() {
+        let (d, names) = direction_token("c2s.log").unwrap();
+        assert_eq!(d, Direction::ClientToServer);
+        assert_eq!(names, vec!["s2c.log".to_string(), "s2c.log.gz".to_string()]);
+        let (d, names) = direction_token("fs-stdout.jsonl.gz").unwrap();
+        assert_eq!(d, Direction::ServerToClient);
+        assert_eq!(names[0], "fs-stdin.jsonl");
+        assert!(direction_token("server.stderr.log").is_none());
+        assert!(direction_token("transcript.jsonl").is_none());
+    }
+
+    #[test]
+    fn pairs_gzipped_partner_in_same_folder() {
+        let files = vec![
+            PathBuf::from("d/c2s.log"),
+            PathBuf::from("d/expected.json"),
+            PathBuf::from("d/s2c.log.gz"),
+            PathBuf::from("e/s2c.log"),
+        ];
+        let got = pair_up(files);
+        assert_eq!(got.len(), 3);
+        assert_eq!(
+            got[0],
+            CaptureInput::StdioPair {
+                name: "d/c2s.log+s2c.log.gz".into(),
+                c2s: "d/c2s.log".into(),
+                s2c: "d/s2c.log.gz".into()
+            }
+        );
+        assert_eq!(got[2].name(), "e/s2c.log");
+    }
+}

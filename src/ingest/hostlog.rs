@@ -1,0 +1,328 @@
+//! Host application logs (Claude Desktop per-server and combined logs, VS Code's MCP output
+//! channel): message lines become frames, every other line an event.
+//!
+//! Line shapes:
+//! `<RFC3339> [server] [level] Message from client: <JSON>[ { metadata: ... }]`,
+//! `<RFC3339> [level] [server] Message from server: <JSON>`,
+//! `<date time> [info] [Client Says] <JSON>` / `[Server Says]`.
+//! The JSON may be pretty-printed over the following lines. A body the host cut
+//! (`...[N chars truncated]...`) stays a frame; model will find it invalid JSON.
+//! The one MCP fact used here is spotting `initialize`, because a host log's session is
+//! "server name + each initialize" (DESIGN.md).
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use serde::de::IgnoredAny;
+
+use super::detect::starts_with_timestamp;
+use super::frame::{Direction, Event, Frame, Sink, Skip, Transport};
+use super::split::LineSplitter;
+use super::time::parse_rfc3339_us;
+
+const LEVELS: &[&str] = &["trace", "debug", "info", "notice", "warn", "warning", "error", "fatal", "critical"];
+
+/// Whether a log line carries an MCP message (used by format detection).
+pub fn is_message_line(line: &[u8]) -> bool {
+    let finder = |needle: &[u8]| memchr::memmem::find(line, needle).is_some();
+    finder(b"Message from client:") || finder(b"Message from server:") || finder(b"[Client Says]") || finder(b"[Server Says]")
+}
+
+/// The parts of one timestamped line.
+struct Header<'a> {
+    ts_us: Option<i64>,
+    level: Option<String>,
+    server: Option<String>,
+    direction: Option<Direction>,
+    /// Byte index in the line where the JSON (or the event text) starts.
+    body_start: usize,
+    line: &'a [u8],
+}
+
+fn parse_header(line: &[u8]) -> Option<Header<'_>> {
+    if !starts_with_timestamp(line) {
+        return None;
+    }
+    let ts_end = line[11..].iter().position(|&b| b == b' ').map(|p| p + 11).unwrap_or(line.len());
+    let ts_us = std::str::from_utf8(&line[..ts_end]).ok().and_then(parse_rfc3339_us);
+    let mut i = ts_end;
+    let (mut level, mut server, mut direction) = (None, None, None);
+    loop {
+        while line.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        if line.get(i) != Some(&b'[') {
+            break;
+        }
+        let Some(close) = line[i..].iter().position(|&b| b == b']') else { break };
+        let token = String::from_utf8_lossy(&line[i + 1..i + close]).into_owned();
+        i += close + 1;
+        let lower = token.to_ascii_lowercase();
+        if lower == "client says" {
+            direction = Some(Direction::ClientToServer);
+            break;
+        } else if lower == "server says" {
+            direction = Some(Direction::ServerToClient);
+            break;
+        } else if level.is_none() && LEVELS.contains(&lower.as_str()) {
+            level = Some(lower);
+        } else if server.is_none() {
+            server = Some(token);
+        }
+    }
+    while line.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    if direction.is_none() {
+        for (phrase, dir) in [(&b"Message from client:"[..], Direction::ClientToServer), (b"Message from server:", Direction::ServerToClient)] {
+            if line[i..].starts_with(phrase) {
+                direction = Some(dir);
+                i += phrase.len();
+                while line.get(i) == Some(&b' ') {
+                    i += 1;
+                }
+                break;
+            }
+        }
+    }
+    Some(Header { ts_us, level, server, direction, body_start: i, line })
+}
+
+/// Result of looking for one JSON value at the start of `bytes`.
+enum JsonEnd {
+    /// The value ends at this byte index.
+    Complete(usize),
+    /// The input ended inside the value (it may continue on the next lines).
+    NeedMore,
+    /// Not a JSON value (or a cut one).
+    Invalid,
+}
+
+fn json_end(bytes: &[u8]) -> JsonEnd {
+    let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<IgnoredAny>();
+    match it.next() {
+        Some(Ok(_)) => JsonEnd::Complete(it.byte_offset()),
+        Some(Err(e)) if e.is_eof() => JsonEnd::NeedMore,
+        _ => JsonEnd::Invalid,
+    }
+}
+
+/// A message whose JSON continues over the next lines.
+struct Pending {
+    frame: Frame,
+    server: String,
+}
+
+struct HostLogState<'s> {
+    sink: &'s mut dyn Sink,
+    default_server: String,
+    /// `initialize` requests seen per server: the session counter.
+    inits: HashMap<String, u32>,
+    max_frame_bytes: usize,
+}
+
+impl HostLogState<'_> {
+    fn session(&self, server: &str) -> String {
+        match self.inits.get(server).copied().unwrap_or(0) {
+            0 | 1 => server.to_string(),
+            n => format!("{server}#{n}"),
+        }
+    }
+
+    fn emit(&mut self, mut frame: Frame, server: &str) {
+        if frame.direction == Some(Direction::ClientToServer) && is_initialize(&frame.payload) {
+            *self.inits.entry(server.to_string()).or_default() += 1;
+        }
+        frame.session = Some(self.session(server));
+        if let Some(marker) = host_cut_marker(&frame.payload) {
+            frame.note = Some(format!("host cut the body: {marker}"));
+        }
+        self.sink.frame(frame);
+    }
+
+    fn line(&mut self, offset: u64, line: &[u8], pending: &mut Option<Pending>) {
+        if let Some(p) = pending.as_mut() {
+            if !starts_with_timestamp(line) {
+                p.frame.payload.extend_from_slice(line);
+                p.frame.wire_bytes += line.len() as u64;
+                let closing = line.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|&b| b == b'}' || b == b']');
+                if closing && let JsonEnd::Complete(end) = json_end(&p.frame.payload) {
+                    let tail = p.frame.payload.len() - end;
+                    p.frame.payload.truncate(end);
+                    p.frame.wire_bytes -= tail as u64;
+                    self.sink.framing("hostlog_metadata", tail as u64);
+                    let Pending { frame, server } = pending.take().expect("checked above");
+                    self.emit(frame, &server);
+                } else if p.frame.payload.len() > self.max_frame_bytes {
+                    let Pending { mut frame, server } = pending.take().expect("checked above");
+                    frame.incomplete = Some("multi-line message exceeds --max-frame-bytes".into());
+                    self.emit(frame, &server);
+                }
+                return;
+            }
+            let Pending { mut frame, server } = pending.take().expect("checked above");
+            frame.incomplete = Some("multi-line JSON never closed before the next log line".into());
+            self.emit(frame, &server);
+        }
+        let Some(h) = parse_header(line) else {
+            self.sink.event(Event {
+                offset,
+                level: "info".into(),
+                kind: "unparsed_line".into(),
+                text: String::from_utf8_lossy(line).into_owned(),
+                ..Event::default()
+            });
+            self.sink.framing("hostlog_event_lines", line.len() as u64);
+            return;
+        };
+        let server = h.server.clone().unwrap_or_else(|| self.default_server.clone());
+        let body = &h.line[h.body_start..];
+        let Some(direction) = h.direction else {
+            let text = String::from_utf8_lossy(body).into_owned();
+            let level = h.level.clone().unwrap_or_else(|| "info".into());
+            let kind = classify_event(&text, &level);
+            self.sink.event(Event {
+                session: Some(self.session(&server)),
+                ts_us: h.ts_us,
+                offset,
+                level,
+                server: Some(server),
+                kind: kind.into(),
+                text,
+            });
+            self.sink.framing("hostlog_event_lines", line.len() as u64);
+            return;
+        };
+        self.sink.framing("hostlog_line_prefix", h.body_start as u64);
+        let mut frame = Frame::new(Transport::Hostlog, Some(direction), offset + h.body_start as u64, Vec::new());
+        frame.ts_us = h.ts_us;
+        match json_end(body) {
+            JsonEnd::Complete(end) => {
+                frame.payload = body[..end].to_vec();
+                frame.wire_bytes = end as u64;
+                self.sink.framing("hostlog_metadata", (body.len() - end) as u64);
+                self.emit(frame, &server);
+            }
+            JsonEnd::NeedMore if body.len() < self.max_frame_bytes => {
+                frame.payload = body.to_vec();
+                frame.wire_bytes = body.len() as u64;
+                *pending = Some(Pending { frame, server });
+            }
+            _ => {
+                // Invalid (e.g. cut by the host): keep the body without a metadata suffix.
+                let end = memchr::memmem::rfind(body, b" { metadata:").unwrap_or(body.len());
+                frame.payload = body[..end].to_vec();
+                frame.wire_bytes = end as u64;
+                self.sink.framing("hostlog_metadata", (body.len() - end) as u64);
+                self.emit(frame, &server);
+            }
+        }
+    }
+}
+
+fn is_initialize(payload: &[u8]) -> bool {
+    let head = &payload[..payload.len().min(4096)];
+    memchr::memmem::find(head, b"\"method\":\"initialize\"").is_some() || memchr::memmem::find(head, b"\"method\": \"initialize\"").is_some()
+}
+
+/// Claude Desktop's in-log cut marker `...[N chars truncated]...`, if present.
+pub fn host_cut_marker(payload: &[u8]) -> Option<String> {
+    let at = memchr::memmem::find(payload, b" chars truncated]")?;
+    let open = payload[..at].iter().rposition(|&b| b == b'[')?;
+    let end = at + b" chars truncated]".len();
+    Some(String::from_utf8_lossy(&payload[open..end]).into_owned())
+}
+
+fn classify_event(text: &str, level: &str) -> &'static str {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("transport closed unexpectedly") || lower.contains("closed unexpectedly") {
+        "transport_closed_unexpectedly"
+    } else if lower.contains("transport closed") {
+        "transport_closed"
+    } else if lower.contains("disconnected") {
+        "server_disconnected"
+    } else if lower.contains("initializing server") {
+        "server_starting"
+    } else if lower.contains("connected successfully") {
+        "server_connected"
+    } else if level == "error" || level == "fatal" || level == "critical" {
+        "error"
+    } else if level.starts_with("warn") {
+        "warning"
+    } else {
+        "log"
+    }
+}
+
+/// Reads a host log; `default_server` names the server when lines do not (VS Code, file stem).
+pub fn read_hostlog(reader: impl Read, default_server: &str, max_frame_bytes: usize, sink: &mut dyn Sink) {
+    let mut lines = LineSplitter::new(reader, max_frame_bytes);
+    let mut state = HostLogState { sink, default_server: default_server.to_string(), inits: HashMap::new(), max_frame_bytes };
+    let mut pending: Option<Pending> = None;
+    while let Some(line) = lines.next_line() {
+        if line.had_cr {
+            state.sink.framing("line_terminators", 1);
+        }
+        if line.is_blank() && pending.is_none() {
+            state.sink.framing("blank_lines", line.wire_bytes - u64::from(line.had_cr));
+        } else {
+            state.line(line.offset, line.bytes, &mut pending);
+        }
+        if line.terminated {
+            match pending.as_mut() {
+                // The newline is inside a pretty-printed message: part of the frame.
+                Some(p) => {
+                    p.frame.payload.push(b'\n');
+                    p.frame.wire_bytes += 1;
+                }
+                None => state.sink.framing("line_terminators", 1),
+            }
+        }
+    }
+    if let Some(Pending { mut frame, server }) = pending.take() {
+        frame.incomplete = Some("log ended inside a multi-line message".into());
+        state.emit(frame, &server);
+    }
+    if let Some(e) = lines.take_error() {
+        state.sink.skip(Skip { offset: lines.position(), bytes: 0, reason: "read_error", detail: format!("input ended early: {e}") });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::frame::CollectSink;
+
+    const LOG: &str = concat!(
+        "2026-11-30T10:15:00.000Z [docs] [info] Initializing server...\n",
+        "2026-11-30T10:15:00.100Z [docs] [info] Message from client: {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{}} { metadata: undefined }\n",
+        "2026-11-30T10:15:00.200Z [docs] [info] Message from server: {\n",
+        "  \"jsonrpc\": \"2.0\",\n",
+        "  \"id\": 0,\n",
+        "  \"result\": {}\n",
+        "} { metadata: undefined }\n",
+        "2026-11-30T10:15:01.000Z [info] [docs] Message from server: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"abc...[1234 chars truncated]...xyz\"}]}}\n",
+        "2026-11-30 10:15:02.123 [info] [Client Says] {\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":2}\n",
+        "2026-11-30T10:15:03.000Z [docs] [error] Server transport closed unexpectedly, this is likely due to the process exiting early.\n",
+        "    at stack frame\n",
+    );
+
+    #[test]
+    fn message_lines_become_frames_and_the_rest_events() {
+        let mut sink = CollectSink::default();
+        read_hostlog(LOG.as_bytes(), "vscode", 1 << 20, &mut sink);
+        let frames: Vec<_> = sink.frames.iter().map(|f| (f.direction, f.session.clone().unwrap(), f.incomplete.is_some())).collect();
+        assert_eq!(frames.len(), 4);
+        assert_eq!(frames[0], (Some(Direction::ClientToServer), "docs".to_string(), false));
+        assert_eq!(frames[1].0, Some(Direction::ServerToClient));
+        assert_eq!(frames[3].1, "vscode");
+        let pretty: serde_json::Value = serde_json::from_slice(&sink.frames[1].payload).unwrap();
+        assert_eq!(pretty["id"], 0);
+        assert_eq!(sink.frames[2].note.as_deref(), Some("host cut the body: [1234 chars truncated]"));
+        assert_eq!(sink.frames[0].ts_us, parse_rfc3339_us("2026-11-30T10:15:00.100Z"));
+        let kinds: Vec<_> = sink.events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, vec!["server_starting", "transport_closed_unexpectedly", "unparsed_line"]);
+        let total: u64 = sink.frames.iter().map(|f| f.wire_bytes).sum::<u64>() + sink.framing.values().sum::<u64>();
+        assert_eq!(total, LOG.len() as u64, "every byte accounted");
+    }
+}

@@ -1,0 +1,157 @@
+//! Reading one capture (a file or a stdio pair) into a sink, whatever its format.
+
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::detect::{Format, detect};
+use super::discover::CaptureInput;
+use super::frame::{Direction, Sink, Skip};
+use super::input::open;
+
+/// Options that shape ingest.
+#[derive(Debug, Clone)]
+pub struct IngestOptions {
+    /// Frames larger than this are kept truncated and marked incomplete (default 256 MiB).
+    pub max_frame_bytes: usize,
+    /// Skip content sniffing and read every file as this format.
+    pub forced_format: Option<Format>,
+    /// Restrict packet captures to these TCP ports (empty: any stream that parses as HTTP).
+    pub ports: Vec<u16>,
+}
+
+impl Default for IngestOptions {
+    fn default() -> Self {
+        IngestOptions { max_frame_bytes: 256 << 20, forced_format: None, ports: Vec::new() }
+    }
+}
+
+/// What happened to one input file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileReport {
+    pub path: String,
+    pub format: Format,
+    /// Size on disk.
+    pub file_bytes: u64,
+    pub gzip: bool,
+    /// Bytes read after decompression (what offsets refer to).
+    pub bytes_read: u64,
+    /// The file could not be opened or read at all.
+    pub error: Option<String>,
+}
+
+/// Counts bytes passing through a reader.
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Reads every file of `input` into `sink`; returns one report per file.
+pub fn ingest_capture(input: &CaptureInput, opts: &IngestOptions, sink: &mut dyn Sink) -> Vec<FileReport> {
+    match input {
+        CaptureInput::File { path, .. } => vec![ingest_file(path, None, opts, sink)],
+        CaptureInput::StdioPair { name, c2s, s2c } => {
+            let session = short_session_name(name);
+            vec![
+                ingest_file(c2s, Some((Direction::ClientToServer, session.as_str())), opts, sink),
+                ingest_file(s2c, Some((Direction::ServerToClient, session.as_str())), opts, sink),
+            ]
+        }
+    }
+}
+
+/// A stdio pair's session: the pair's folder name, or `stdio` at top level.
+fn short_session_name(capture: &str) -> String {
+    Path::new(capture)
+        .parent()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "stdio".into())
+}
+
+fn file_stem(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    name.split('.').next().unwrap_or(name).to_string()
+}
+
+fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOptions, sink: &mut dyn Sink) -> FileReport {
+    let display = path.display().to_string();
+    sink.begin_file(&display);
+    let mut report = FileReport { path: display.clone(), format: Format::Unrecognized, file_bytes: 0, gzip: false, bytes_read: 0, error: None };
+    let opened = match open(path) {
+        Ok(o) => o,
+        Err(e) => {
+            sink.skip(Skip { offset: 0, bytes: 0, reason: "unreadable_file", detail: e.to_string() });
+            report.error = Some(e.to_string());
+            return report;
+        }
+    };
+    report.file_bytes = opened.file_bytes;
+    report.gzip = opened.gzip;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let format = match (pair, opts.forced_format) {
+        (_, Some(f)) => f,
+        (Some(_), None) if !super::detect::is_pcap_magic(&opened.head) && !opened.head.is_empty() => Format::Stdio,
+        _ => detect(&opened.head, &name),
+    };
+    report.format = format;
+    let count = Arc::new(AtomicU64::new(0));
+    let reader = Counting { inner: opened.reader, count: Arc::clone(&count) };
+    match format {
+        Format::Stdio => {
+            let (direction, session) = match pair {
+                Some((d, s)) => (Some(d), s.to_string()),
+                None => (None, file_stem(path)),
+            };
+            super::stdio::read_stdio(reader, direction, &session, opts.max_frame_bytes, sink);
+        }
+        Format::HostLog => super::hostlog::read_hostlog(reader, &file_stem(path), opts.max_frame_bytes, sink),
+        Format::Jsonl => super::jsonl::read_jsonl(reader, &name, opts.max_frame_bytes, sink),
+        Format::Pcap => read_pcap(reader, opts, sink),
+        Format::Empty => {}
+        Format::Unrecognized => {
+            let bytes = drain(reader);
+            sink.skip(Skip {
+                offset: 0,
+                bytes,
+                reason: "unrecognized_format",
+                detail: "not a pcap, stdio log, host log or JSONL transcript".into(),
+            });
+        }
+    }
+    report.bytes_read = count.load(Ordering::Relaxed);
+    if let Some(e) = opened.head_error {
+        report.error = Some(format!("read error near the start: {e}"));
+    }
+    report
+}
+
+fn read_pcap(reader: impl Read + Send, _opts: &IngestOptions, sink: &mut dyn Sink) {
+    let bytes = drain(reader);
+    sink.skip(Skip { offset: 0, bytes, reason: "pcap_not_supported", detail: "packet capture ingest is not built yet".into() });
+}
+
+/// Reads to the end, counting bytes (an unrecognised file still gets its size accounted).
+fn drain(mut reader: impl Read) -> u64 {
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return n,
+            Ok(k) => n += k as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return n,
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! Newline framing over a streaming reader with memchr; counts bytes as on the wire.
+//!
+//! The splitter owns one growable buffer. It never reads a whole file: it reads fixed-size
+//! blocks, hands out complete lines, and keeps only the unfinished tail. A line longer than
+//! the buffer grows it (doubling, so copying stays linear) up to `max_frame_bytes`; past that
+//! the rest of the line is scanned and counted but not kept, so memory stays bounded by the cap.
+//! It knows nothing of JSON.
+
+use std::io::{self, Read};
+
+/// Bytes requested from the reader per read call. 1 MiB amortises syscalls and gzip state.
+const READ_BLOCK_BYTES: usize = 1 << 20;
+
+/// One line as on the wire.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// Absolute byte offset of the line's first byte in the (decompressed) stream.
+    pub offset: u64,
+    /// The line's bytes without `\n` and without a final `\r`; at most `max_frame_bytes`.
+    pub bytes: &'a [u8],
+    /// Bytes the line occupies on the wire, without `\n` but counting a final `\r`.
+    pub wire_bytes: u64,
+    /// Whether a final `\r` was stripped.
+    pub had_cr: bool,
+    /// Whether the line ended with `\n` (false for a last line cut by end of input).
+    pub terminated: bool,
+    /// Whether `bytes` is shorter than the line (the line exceeded `max_frame_bytes`).
+    pub capped: bool,
+}
+
+impl Line<'_> {
+    /// Blank lines (nothing but an optional `\r`) are framing, not frames.
+    pub fn is_blank(&self) -> bool {
+        self.bytes.is_empty() && !self.capped
+    }
+}
+
+/// Streaming line splitter; see the module docs.
+pub struct LineSplitter<R> {
+    reader: R,
+    buf: Vec<u8>,
+    /// Start of unconsumed data in `buf`.
+    start: usize,
+    /// End of valid data in `buf`.
+    end: usize,
+    /// Bytes of `buf[start..end]` already searched for `\n` without success.
+    scanned: usize,
+    /// Absolute offset of `buf[start]`.
+    offset: u64,
+    eof: bool,
+    error: Option<io::Error>,
+    max_frame_bytes: usize,
+    /// For a capped line: wire bytes seen beyond the kept prefix.
+    overflow_bytes: u64,
+    overflow_last_cr: bool,
+}
+
+impl<R: Read> LineSplitter<R> {
+    pub fn new(reader: R, max_frame_bytes: usize) -> Self {
+        LineSplitter {
+            reader,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            scanned: 0,
+            offset: 0,
+            eof: false,
+            error: None,
+            max_frame_bytes: max_frame_bytes.max(1),
+            overflow_bytes: 0,
+            overflow_last_cr: false,
+        }
+    }
+
+    /// Bytes consumed so far (offset of the next line).
+    pub fn position(&self) -> u64 {
+        self.offset
+    }
+
+    /// The read error that ended the stream early (e.g. a truncated gzip member), once.
+    pub fn take_error(&mut self) -> Option<io::Error> {
+        self.error.take()
+    }
+
+    /// The next line, or `None` at end of input. Read errors end the input: the partial tail
+    /// is returned as an unterminated line and the error is kept for [`Self::take_error`].
+    pub fn next_line(&mut self) -> Option<Line<'_>> {
+        loop {
+            let pending = &self.buf[self.start + self.scanned..self.end];
+            if let Some(i) = memchr::memchr(b'\n', pending) {
+                let line_end = self.start + self.scanned + i;
+                return Some(self.emit(line_end, true));
+            }
+            self.scanned = self.end - self.start;
+            if self.eof {
+                if self.start == self.end && self.overflow_bytes == 0 {
+                    return None;
+                }
+                return Some(self.emit(self.end, false));
+            }
+            if self.end - self.start >= self.max_frame_bytes {
+                self.discard_overflow();
+                continue;
+            }
+            self.fill();
+        }
+    }
+
+    /// Hand out `buf[start..line_end]` (capped at `max_frame_bytes`, plus any overflow already
+    /// dropped) and consume it and the `\n`.
+    fn emit(&mut self, line_end: usize, terminated: bool) -> Line<'_> {
+        let start = self.start;
+        let discarded = self.overflow_bytes;
+        let in_buf = line_end - start;
+        let kept = in_buf.min(self.max_frame_bytes);
+        let wire_bytes = in_buf as u64 + discarded;
+        let capped = wire_bytes > kept as u64;
+        let last_is_cr = if discarded > 0 { self.overflow_last_cr } else { in_buf > 0 && self.buf[line_end - 1] == b'\r' };
+        let had_cr = terminated && last_is_cr;
+        let bytes_end = if had_cr && !capped { start + kept - 1 } else { start + kept };
+        let offset = self.offset;
+        let consumed = in_buf + usize::from(terminated);
+        self.offset += consumed as u64 + discarded;
+        self.start += consumed;
+        self.scanned = 0;
+        self.overflow_bytes = 0;
+        self.overflow_last_cr = false;
+        Line { offset, bytes: &self.buf[start..bytes_end], wire_bytes, had_cr, terminated, capped }
+    }
+
+    /// The pending line is already `max_frame_bytes` long: keep that prefix, and count (not
+    /// keep) everything up to its `\n`, reading block by block into the space after it.
+    fn discard_overflow(&mut self) {
+        let keep_end = self.start + self.max_frame_bytes;
+        let extra = self.end - keep_end;
+        if extra > 0 {
+            self.overflow_bytes += extra as u64;
+            self.overflow_last_cr = self.buf[self.end - 1] == b'\r';
+            self.end = keep_end;
+            self.scanned = self.max_frame_bytes;
+        }
+        loop {
+            if self.eof {
+                return;
+            }
+            self.ensure_room(READ_BLOCK_BYTES);
+            let n = self.read_block();
+            if n == 0 {
+                return;
+            }
+            let block = &self.buf[self.end..self.end + n];
+            if let Some(i) = memchr::memchr(b'\n', block) {
+                if i > 0 {
+                    self.overflow_bytes += i as u64;
+                    self.overflow_last_cr = block[i - 1] == b'\r';
+                }
+                // Move the rest of the block (from the `\n`) right behind the kept prefix.
+                let from = self.end + i;
+                self.buf.copy_within(from..self.end + n, self.end);
+                self.end += n - i;
+                return;
+            }
+            self.overflow_bytes += n as u64;
+            self.overflow_last_cr = block[n - 1] == b'\r';
+        }
+    }
+
+    fn fill(&mut self) {
+        // Move the unfinished line to the front before growing, so the buffer only holds one
+        // line plus one block.
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        self.ensure_room(READ_BLOCK_BYTES);
+        let n = self.read_block();
+        self.end += n;
+    }
+
+    fn ensure_room(&mut self, room: usize) {
+        let want = self.end + room;
+        if self.buf.len() < want {
+            let new_len = want.max(self.buf.len() * 2);
+            self.buf.resize(new_len, 0);
+        }
+    }
+
+    /// One read into `buf[end..]`; returns bytes read (0 = end of input or error).
+    fn read_block(&mut self) -> usize {
+        let room = self.buf.len() - self.end;
+        debug_assert!(room > 0, "ensure_room ran before every read");
+        let target = &mut self.buf[self.end..self.end + room];
+        loop {
+            match self.reader.read(target) {
+                Ok(0) => {
+                    self.eof = true;
+                    return 0;
+                }
+                Ok(n) => return n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.error = Some(e);
+                    self.eof = true;
+                    return 0;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], cap: usize) -> Vec<(u64, Vec<u8>, u64, bool, bool)> {
+        let mut s = LineSplitter::new(input, cap);
+        let mut out = Vec::new();
+        while let Some(l) = s.next_line() {
+            out.push((l.offset, l.bytes.to_vec(), l.wire_bytes, l.terminated, l.capped));
+        }
+        out
+    }
+
+    /// A reader that returns at most `step` bytes per call, to force buffer boundaries.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(out.len()).min(self.data.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn crlf_is_stripped_but_counted() {
+        let got = lines(b"{\"a\":1}\r\n{}\n", 1 << 20);
+        assert_eq!(got[0], (0, b"{\"a\":1}".to_vec(), 8, true, false));
+        assert_eq!(got[1], (9, b"{}".to_vec(), 2, true, false));
+    }
+
+    #[test]
+    fn last_line_without_newline_is_unterminated() {
+        let got = lines(b"a\nbc", 1 << 20);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[1], (2, b"bc".to_vec(), 2, false, false));
+    }
+
+    #[test]
+    fn blank_lines_are_reported_as_blank() {
+        let mut s = LineSplitter::new(&b"\n\r\nx\n"[..], 64);
+        let a = s.next_line().map(|l| (l.is_blank(), l.wire_bytes));
+        assert_eq!(a, Some((true, 0)));
+        let b = s.next_line().map(|l| (l.is_blank(), l.wire_bytes, l.offset));
+        assert_eq!(b, Some((true, 1, 1)));
+        let c = s.next_line().map(|l| (l.is_blank(), l.offset));
+        assert_eq!(c, Some((false, 3)));
+        assert!(s.next_line().is_none());
+    }
+
+    #[test]
+    fn frames_across_read_boundaries_at_every_step() {
+        let input = b"{\"jsonrpc\":\"2.0\",\"id\":1}\n\n{\"x\":\"\xff\x00\"}\r\ntail";
+        let whole = lines(input, 1 << 20);
+        for step in 1..input.len() {
+            let mut s = LineSplitter::new(Trickle { data: input, step }, 1 << 20);
+            let mut got = Vec::new();
+            while let Some(l) = s.next_line() {
+                got.push((l.offset, l.bytes.to_vec(), l.wire_bytes, l.terminated, l.capped));
+            }
+            assert_eq!(got, whole, "step {step}");
+        }
+        assert_eq!(whole.len(), 4);
+        assert_eq!(whole[2].1, b"{\"x\":\"\xff\x00\"}".to_vec(), "invalid UTF-8 and NUL kept");
+    }
+
+    #[test]
+    fn twelve_mib_frame_is_one_line() {
+        let mut input = vec![b'a'; 12 << 20];
+        input.push(b'\n');
+        input.extend_from_slice(b"next\n");
+        let mut s = LineSplitter::new(Trickle { data: &input, step: 65536 }, 256 << 20);
+        let first = s.next_line().map(|l| (l.bytes.len(), l.wire_bytes, l.capped));
+        assert_eq!(first, Some((12 << 20, 12 << 20, false)));
+        let second = s.next_line().map(|l| (l.offset, l.bytes.to_vec()));
+        assert_eq!(second, Some(((12 << 20) + 1, b"next".to_vec())));
+    }
+
+    #[test]
+    fn line_over_cap_is_capped_with_true_length() {
+        let mut input = vec![b'b'; 5000];
+        input.extend_from_slice(b"\r\nok\n");
+        for step in [7, 100, 4096, 1 << 20] {
+            let mut s = LineSplitter::new(Trickle { data: &input, step }, 1000);
+            let first = s.next_line().map(|l| (l.bytes.len(), l.wire_bytes, l.capped, l.had_cr));
+            assert_eq!(first, Some((1000, 5001, true, true)), "step {step}");
+            let second = s.next_line().map(|l| (l.offset, l.bytes.to_vec()));
+            assert_eq!(second, Some((5002, b"ok".to_vec())), "step {step}");
+            assert!(s.next_line().is_none());
+        }
+    }
+
+    #[test]
+    fn fifty_mib_line_without_newline_is_bounded() {
+        let input = vec![b'{'; 50 << 20];
+        let mut s = LineSplitter::new(&input[..], 1 << 20);
+        let l = s.next_line().map(|l| (l.bytes.len(), l.wire_bytes, l.terminated, l.capped));
+        assert_eq!(l, Some((1 << 20, 50 << 20, false, true)));
+        assert!(s.next_line().is_none());
+        assert!(s.buf.len() <= 3 << 20, "buffer stayed near the cap: {}", s.buf.len());
+    }
+
+    #[test]
+    fn read_error_ends_input_with_partial_line() {
+        struct Failing(bool);
+        impl Read for Failing {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                if self.0 {
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "cut"));
+                }
+                self.0 = true;
+                out[..5].copy_from_slice(b"a\nbcd");
+                Ok(5)
+            }
+        }
+        let mut s = LineSplitter::new(Failing(false), 1024);
+        assert_eq!(s.next_line().map(|l| l.bytes.to_vec()), Some(b"a".to_vec()));
+        let l = s.next_line().map(|l| (l.bytes.to_vec(), l.terminated));
+        assert_eq!(l, Some((b"bcd".to_vec(), false)));
+        assert!(s.next_line().is_none());
+        assert!(s.take_error().is_some());
+    }
+}

@@ -1,0 +1,62 @@
+//! Runs ingest and model over command-line paths: one capture per file or stdio pair, in
+//! parallel, then the tables.
+
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+use crate::ingest::discover::{CaptureInput, DiscoverError, discover};
+use crate::ingest::run::{FileReport, IngestOptions, ingest_capture};
+use crate::model::capture::{CaptureModel, CaptureRows};
+use crate::model::tables::{ReaderLimit, Tables, build_tables};
+
+/// One capture's result.
+pub struct LoadedCapture {
+    pub name: String,
+    pub files: Vec<FileReport>,
+    pub rows: CaptureRows,
+}
+
+/// Everything a run loaded.
+pub struct Loaded {
+    pub captures: Vec<LoadedCapture>,
+    pub tables: Tables,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    #[error("no input paths given")]
+    NoInputs,
+    #[error("building tables: {0}")]
+    Tables(#[from] polars::prelude::PolarsError),
+}
+
+/// Ingests one capture into rows.
+pub fn load_capture(input: &CaptureInput, opts: &IngestOptions) -> LoadedCapture {
+    let name = input.name().to_string();
+    let mut model = CaptureModel::new(&name, &default_session(input));
+    let files = ingest_capture(input, opts, &mut model);
+    LoadedCapture { name, files, rows: model.finish() }
+}
+
+fn default_session(input: &CaptureInput) -> String {
+    match input {
+        CaptureInput::File { path, .. } | CaptureInput::StdioPair { c2s: path, .. } => {
+            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "-".into())
+        }
+    }
+}
+
+/// Discovers, ingests and tabulates `paths` (plus explicit `pairs`).
+pub fn load(paths: &[PathBuf], pairs: &[String], opts: &IngestOptions, limits: &[ReaderLimit]) -> Result<Loaded, LoadError> {
+    if paths.is_empty() && pairs.is_empty() {
+        return Err(LoadError::NoInputs);
+    }
+    let inputs = discover(paths, pairs)?;
+    let captures: Vec<LoadedCapture> = inputs.par_iter().map(|i| load_capture(i, opts)).collect();
+    let rows: Vec<&CaptureRows> = captures.iter().map(|c| &c.rows).collect();
+    let tables = build_tables(&rows, limits)?;
+    Ok(Loaded { captures, tables })
+}

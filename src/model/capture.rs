@@ -1,0 +1,537 @@
+//! Builds one capture's rows from its frames: classification, direction, sessions, pairing.
+//!
+//! `CaptureModel` is the [`Sink`] a source writes into. Frames are parsed in batches on all
+//! cores (rayon) and then absorbed in order, so `seq` is arrival order and payloads are
+//! dropped as soon as they are measured: memory is bounded by the batch and the rows.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rayon::prelude::*;
+
+use super::message::{Kind, Message, Parsed, parse_payload};
+use super::rows::{CallRow, EventRow, FrameRow, SessionRow, ToolRow};
+use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip};
+
+/// Parse this many payload bytes (or frames) together on all cores.
+const BATCH_BYTES: usize = 8 << 20;
+const BATCH_FRAMES: usize = 4096;
+
+/// One problem with the input, for `--stats` and stderr.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub file: String,
+    pub offset: u64,
+    pub bytes: u64,
+    pub reason: &'static str,
+    pub detail: String,
+}
+
+/// Per-session accumulator.
+#[derive(Debug, Default)]
+struct SessionState {
+    row: SessionRow,
+    tools_list_pages: u64,
+    /// Saw a transport-level sign of a clean end (HTTP DELETE answered, host "transport closed").
+    clean_end: bool,
+    abrupt_reason: Option<String>,
+    last_frame_incomplete: bool,
+}
+
+/// Everything one capture yields.
+#[derive(Debug, Default)]
+pub struct CaptureRows {
+    pub frames: Vec<FrameRow>,
+    pub calls: Vec<CallRow>,
+    pub sessions: Vec<SessionRow>,
+    pub tools: Vec<ToolRow>,
+    pub events: Vec<EventRow>,
+    pub framing: BTreeMap<&'static str, u64>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub frames_by_kind: BTreeMap<&'static str, u64>,
+    pub frame_bytes: u64,
+    pub skipped_bytes: BTreeMap<&'static str, u64>,
+    /// Responses whose id matched no request.
+    pub unmatched_responses: u64,
+}
+
+/// The sink that turns one capture's frames into rows.
+pub struct CaptureModel {
+    capture: String,
+    /// File currently being read (diagnostics name it).
+    current_file: String,
+    default_session: String,
+    batch: Vec<Frame>,
+    batch_bytes: usize,
+    seq: u64,
+    out: CaptureRows,
+    sessions: HashMap<String, SessionState>,
+    session_order: Vec<String>,
+    /// (session, request direction, id) → index into `out.calls` of the latest such request.
+    calls_by_key: HashMap<(String, &'static str, String), usize>,
+    /// (connection, exchange) → call index, to pair `id: null` HTTP errors.
+    calls_by_exchange: HashMap<(u64, u64), usize>,
+}
+
+impl CaptureModel {
+    pub fn new(capture: &str, default_session: &str) -> Self {
+        CaptureModel {
+            capture: capture.to_string(),
+            current_file: capture.to_string(),
+            default_session: default_session.to_string(),
+            batch: Vec::new(),
+            batch_bytes: 0,
+            seq: 0,
+            out: CaptureRows::default(),
+            sessions: HashMap::new(),
+            session_order: Vec::new(),
+            calls_by_key: HashMap::new(),
+            calls_by_exchange: HashMap::new(),
+        }
+    }
+
+    /// Names the file that subsequent diagnostics refer to.
+    pub fn set_file(&mut self, file: &str) {
+        self.flush();
+        self.current_file = file.to_string();
+    }
+
+    /// Records a problem found outside any source (open errors, unrecognised files).
+    pub fn diagnostic(&mut self, d: Diagnostic) {
+        *self.out.skipped_bytes.entry(d.reason).or_default() += d.bytes;
+        self.out.diagnostics.push(d);
+    }
+
+    fn flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.batch);
+        self.batch_bytes = 0;
+        let parsed: Vec<Parsed> = if batch.len() > 1 {
+            batch.par_iter().map(|f| parse_payload(&f.payload)).collect()
+        } else {
+            batch.iter().map(|f| parse_payload(&f.payload)).collect()
+        };
+        for (frame, parsed) in batch.into_iter().zip(parsed) {
+            self.absorb(frame, parsed);
+        }
+    }
+
+    fn session_key(&self, f: &Frame) -> String {
+        match (&f.session, &f.http) {
+            (Some(s), _) => s.clone(),
+            (None, Some(h)) => format!("conn:{}", h.connection),
+            (None, None) => self.default_session.clone(),
+        }
+    }
+
+    fn session_mut(&mut self, key: &str, transport: &'static str) -> &mut SessionState {
+        if !self.sessions.contains_key(key) {
+            self.session_order.push(key.to_string());
+            let row = SessionRow { capture: self.capture.clone(), session: key.to_string(), transport, ending: "unknown", ..SessionRow::default() };
+            self.sessions.insert(key.to_string(), SessionState { row, ..SessionState::default() });
+        }
+        self.sessions.get_mut(key).expect("inserted above")
+    }
+
+    /// Direction of a message from a source that does not say (a lone stdio file).
+    fn infer_direction(&self, session: &str, parsed: &Parsed) -> Direction {
+        let m = match parsed {
+            Parsed::One(m) => m,
+            Parsed::Batch(v) => match v.first() {
+                Some(m) => m,
+                None => return Direction::ClientToServer,
+            },
+            Parsed::Other(..) => return Direction::ServerToClient, // stray text goes to stdout
+        };
+        let method = m.method.as_deref().unwrap_or("");
+        match m.kind {
+            Some(Kind::Request) => match method {
+                "sampling/createMessage" | "elicitation/create" | "roots/list" => Direction::ServerToClient,
+                _ => Direction::ClientToServer,
+            },
+            Some(Kind::Notification) => match method {
+                "notifications/initialized" | "notifications/roots/list_changed" => Direction::ClientToServer,
+                "notifications/cancelled" => Direction::ClientToServer,
+                _ => Direction::ServerToClient,
+            },
+            Some(Kind::Response) | Some(Kind::Error) => {
+                let id = m.rpc_id.clone().unwrap_or_default();
+                let key = (session.to_string(), "s2c", id);
+                match self.calls_by_key.get(&key) {
+                    Some(&i) if self.out.calls[i].resp_seq.is_none() => Direction::ClientToServer,
+                    _ => Direction::ServerToClient,
+                }
+            }
+            _ => Direction::ServerToClient,
+        }
+    }
+
+    fn absorb(&mut self, frame: Frame, parsed: Parsed) {
+        let session = self.session_key(&frame);
+        let direction = frame.direction.unwrap_or_else(|| self.infer_direction(&session, &parsed));
+        let dir = direction.as_str();
+        let seq = self.seq;
+        self.seq += 1;
+        let mut row = FrameRow {
+            capture: self.capture.clone(),
+            session: session.clone(),
+            transport: frame.transport.as_str(),
+            direction: dir,
+            seq,
+            ts_us: frame.ts_us,
+            offset: frame.offset,
+            wire_bytes: frame.wire_bytes,
+            ..FrameRow::default()
+        };
+        let mut notes: Vec<String> = Vec::new();
+        if frame.direction.is_none() {
+            notes.push("direction inferred".into());
+        }
+        if let Some(n) = &frame.note {
+            notes.push(n.clone());
+        }
+        let messages: Vec<Message> = match parsed {
+            Parsed::One(m) => {
+                fill_frame_row(&mut row, &m);
+                if let Some(n) = &m.note {
+                    notes.push(n.clone());
+                }
+                vec![m]
+            }
+            Parsed::Batch(v) => {
+                row.kind = Kind::Batch.as_str();
+                notes.push(format!("batch of {} messages", v.len()));
+                v
+            }
+            Parsed::Other(kind, note) => {
+                row.kind = kind.as_str();
+                if let Some(n) = note {
+                    notes.push(n);
+                }
+                Vec::new()
+            }
+        };
+        if let Some(reason) = &frame.incomplete {
+            row.kind = Kind::Incomplete.as_str();
+            notes.push(format!("incomplete: {reason}"));
+        }
+        if let Some(h) = &frame.http
+            && let Some(status) = h.status
+        {
+            notes.push(format!("{} {} -> {}", h.method, h.url, status));
+        }
+        if row.truncation_marker.is_none()
+            && let Some(n) = &frame.note
+            && n.starts_with("host cut the body")
+        {
+            row.truncation_marker = n.strip_prefix("host cut the body: ").map(str::to_string);
+        }
+        let transport = frame.transport.as_str();
+        {
+            let st = self.session_mut(&session, transport);
+            let r = &mut st.row;
+            r.frames += 1;
+            if direction == Direction::ClientToServer {
+                r.bytes_c2s += frame.wire_bytes;
+            } else {
+                r.bytes_s2c += frame.wire_bytes;
+            }
+            r.max_frame_bytes = r.max_frame_bytes.max(frame.wire_bytes);
+            if let Some(ts) = frame.ts_us {
+                r.first_ts_us = Some(r.first_ts_us.map_or(ts, |f| f.min(ts)));
+                r.last_ts_us = Some(r.last_ts_us.map_or(ts, |l| l.max(ts)));
+            }
+            st.last_frame_incomplete = frame.incomplete.is_some();
+            if let Some(h) = &frame.http
+                && h.method == "DELETE"
+            {
+                st.clean_end = true;
+            }
+        }
+        for m in &messages {
+            self.absorb_message(&session, direction, seq, &frame, m, &mut notes);
+        }
+        if !notes.is_empty() {
+            row.note = Some(notes.join("; "));
+        }
+        *self.out.frames_by_kind.entry(row.kind).or_default() += 1;
+        self.out.frame_bytes += frame.wire_bytes;
+        self.out.frames.push(row);
+    }
+
+    fn absorb_message(&mut self, session: &str, direction: Direction, seq: u64, frame: &Frame, m: &Message, notes: &mut Vec<String>) {
+        let dir = direction.as_str();
+        let transport = frame.transport.as_str();
+        {
+            let st = self.session_mut(session, transport);
+            if let Some(ci) = &m.client_info
+                && m.kind == Some(Kind::Request)
+            {
+                if st.row.client_name.is_none() || m.method.as_deref() == Some("initialize") {
+                    st.row.client_name = ci.name.clone();
+                    st.row.client_version = ci.version.clone();
+                }
+                if let Some(pv) = &m.protocol_version
+                    && st.row.protocol_version.is_none()
+                {
+                    st.row.protocol_version = Some(pv.clone());
+                }
+            }
+            if let Some(si) = &m.server_info {
+                st.row.server_name = si.name.clone();
+                st.row.server_version = si.version.clone();
+            }
+            if m.kind == Some(Kind::Error) {
+                st.row.last_error = m.error_message.clone();
+            }
+        }
+        match m.kind {
+            Some(Kind::Request) => {
+                let id = m.rpc_id.clone().unwrap_or_default();
+                let key = (session.to_string(), dir, id.clone());
+                if let Some(&prev) = self.calls_by_key.get(&key) {
+                    notes.push(format!("duplicate request id {id} (first at seq {})", self.out.calls[prev].req_seq));
+                }
+                let call = CallRow {
+                    capture: self.capture.clone(),
+                    session: session.to_string(),
+                    rpc_id: id,
+                    method: m.method.clone().unwrap_or_default(),
+                    direction: dir,
+                    tool: m.tool.clone(),
+                    client_name: m.client_info.as_ref().and_then(|c| c.name.clone()),
+                    client_version: m.client_info.as_ref().and_then(|c| c.version.clone()),
+                    protocol_version: m.protocol_version.clone(),
+                    req_seq: seq,
+                    req_ts_us: frame.ts_us,
+                    req_bytes: frame.wire_bytes,
+                    outcome: "no_response",
+                    validation: "none",
+                    cursor_in: m.cursor_in.clone(),
+                    page_size_arg: m.page_size_arg,
+                    ..CallRow::default()
+                };
+                let idx = self.out.calls.len();
+                self.out.calls.push(call);
+                self.calls_by_key.insert(key, idx);
+                if let Some(h) = &frame.http {
+                    self.calls_by_exchange.insert((h.connection, h.exchange), idx);
+                }
+            }
+            Some(Kind::Response) | Some(Kind::Error) => {
+                let req_dir = if direction == Direction::ClientToServer { "s2c" } else { "c2s" };
+                let id = m.rpc_id.clone().unwrap_or_default();
+                let mut idx = self.calls_by_key.get(&(session.to_string(), req_dir, id.clone())).copied();
+                if idx.is_none()
+                    && id == "null"
+                    && let Some(h) = &frame.http
+                {
+                    idx = self.calls_by_exchange.get(&(h.connection, h.exchange)).copied();
+                    if idx.is_some() {
+                        notes.push("id null: paired through its HTTP exchange".into());
+                    }
+                }
+                let Some(idx) = idx else {
+                    self.out.unmatched_responses += 1;
+                    notes.push(format!("response to unknown request id {id}"));
+                    return;
+                };
+                let call = &mut self.out.calls[idx];
+                if call.resp_seq.is_some() {
+                    notes.push(format!("second response to request id {id}"));
+                    return;
+                }
+                call.resp_seq = Some(seq);
+                call.resp_ts_us = frame.ts_us;
+                call.resp_bytes = Some(frame.wire_bytes);
+                if let (Some(a), Some(b)) = (call.req_ts_us, frame.ts_us) {
+                    call.latency_ms = Some((b - a) as f64 / 1000.0);
+                }
+                call.is_error = m.is_error;
+                call.error_code = m.error_code;
+                call.error_message = m.error_message.clone();
+                call.truncation_marker = m.truncation_marker.clone();
+                call.truncated = m.truncation_marker.is_some();
+                call.cursor_out = m.cursor_out.clone();
+                call.items_returned = m.items_returned;
+                call.has_structured = m.has_structured;
+                call.text_bytes = Some(m.text_bytes);
+                call.blob_bytes_b64 = Some(m.blob_bytes_b64);
+                if frame.incomplete.is_some() {
+                    call.note = Some("response frame incomplete".into());
+                }
+                call.outcome = if m.kind == Some(Kind::Error) {
+                    "rpc_error"
+                } else if m.is_error == Some(true) {
+                    "tool_error"
+                } else {
+                    "ok"
+                };
+                if m.is_error == Some(true)
+                    && let Some(text) = &m.first_text
+                    && is_server_output_validation(text)
+                {
+                    call.validation = "server_output";
+                    call.validation_detail = Some(text.chars().take(300).collect());
+                    call.error_message = Some(text.chars().take(300).collect());
+                } else if m.is_error == Some(true) {
+                    call.error_message = m.first_text.as_ref().map(|t| t.chars().take(300).collect());
+                }
+                if m.kind == Some(Kind::Error)
+                    && matches!(m.error_code, Some(-32602) | Some(-32600))
+                    && m.error_message.as_deref().is_some_and(|e| e.contains("tructured content") || e.contains("output schema"))
+                {
+                    call.validation = "server_output";
+                    call.validation_detail = m.error_message.clone();
+                }
+                if call.cancelled {
+                    call.outcome = "cancelled";
+                }
+                if call.method == "tools/list" && !m.tools.is_empty() || call.method == "tools/list" && m.items_returned.is_some() {
+                    let st = self.sessions.get_mut(session).expect("session exists for every frame");
+                    st.tools_list_pages += 1;
+                    let page = st.tools_list_pages;
+                    for t in &m.tools {
+                        self.out.tools.push(ToolRow {
+                            capture: self.capture.clone(),
+                            session: session.to_string(),
+                            page,
+                            tool: t.name.clone(),
+                            title: t.title.clone(),
+                            description_utf16: t.description_utf16,
+                            input_root_type: t.input_root_type.clone(),
+                            input_dialect: t.input_dialect.clone(),
+                            output_dialect: t.output_dialect.clone(),
+                            has_output_schema: t.has_output_schema,
+                            schema_bytes: t.schema_bytes,
+                            list_payload_bytes: frame.wire_bytes,
+                        });
+                    }
+                }
+            }
+            Some(Kind::Notification) if m.method.as_deref() == Some("notifications/cancelled") => {
+                let Some(target) = m.cancels_id.clone() else { return };
+                // The canceller is the requester: same direction as the request.
+                if let Some(&idx) = self.calls_by_key.get(&(session.to_string(), dir, target)) {
+                    let call = &mut self.out.calls[idx];
+                    call.cancelled = true;
+                    call.cancel_reason = m.cancel_reason.clone();
+                    call.outcome = "cancelled";
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Flushes pending frames and completes sessions and calls.
+    pub fn finish(mut self) -> CaptureRows {
+        self.flush();
+        let mut out = self.out;
+        // Calls take the client/server facts of their session where the request had none.
+        for call in &mut out.calls {
+            if let Some(st) = self.sessions.get(&call.session) {
+                let s = &st.row;
+                if call.client_name.is_none() {
+                    call.client_name = s.client_name.clone();
+                    call.client_version = s.client_version.clone();
+                }
+                call.server_name = s.server_name.clone();
+                call.server_version = s.server_version.clone();
+                if call.protocol_version.is_none() {
+                    call.protocol_version = s.protocol_version.clone();
+                }
+            }
+            if call.resp_seq.is_none() && !call.cancelled {
+                if let Some(st) = self.sessions.get_mut(&call.session) {
+                    st.abrupt_reason.get_or_insert_with(|| format!("request {} ({}) never answered", call.rpc_id, call.method));
+                }
+            }
+        }
+        for e in &out.events {
+            if let Some(s) = &e.session
+                && let Some(st) = self.sessions.get_mut(s)
+            {
+                if e.kind == "transport_closed_unexpectedly" {
+                    st.abrupt_reason = Some(e.text.chars().take(200).collect());
+                } else if e.kind == "transport_closed" {
+                    st.clean_end = true;
+                }
+                if e.level == "error" {
+                    st.row.last_error = Some(e.text.chars().take(300).collect());
+                }
+            }
+        }
+        for key in &self.session_order {
+            let Some(mut st) = self.sessions.remove(key) else { continue };
+            if st.last_frame_incomplete {
+                st.abrupt_reason.get_or_insert_with(|| "last frame incomplete".into());
+            }
+            st.row.ending = match (&st.abrupt_reason, st.clean_end) {
+                (Some(_), _) => "abrupt",
+                (None, _) if st.row.frames == 0 => "unknown",
+                (None, _) => "clean",
+            };
+            if st.row.last_error.is_none() {
+                st.row.last_error = st.abrupt_reason.clone();
+            }
+            out.sessions.push(st.row);
+        }
+        out
+    }
+}
+
+/// Server-side output-schema failures as the SDKs word them (mcp-wire-facts.md §6).
+pub fn is_server_output_validation(text: &str) -> bool {
+    text.contains("Output validation error") || (text.starts_with("Error executing tool ") && text.contains(" validation error for "))
+}
+
+fn fill_frame_row(row: &mut FrameRow, m: &Message) {
+    row.kind = m.kind.map_or(Kind::NotJsonRpc.as_str(), Kind::as_str);
+    row.method = m.method.clone();
+    row.rpc_id = m.rpc_id.clone();
+    row.tool = m.tool.clone();
+    row.is_error = m.is_error;
+    row.error_code = m.error_code;
+    row.error_message = m.error_message.clone();
+    row.content_types = m.content_types.clone();
+    row.text_bytes = m.text_bytes;
+    row.blob_bytes_b64 = m.blob_bytes_b64;
+    row.blob_bytes_decoded = m.blob_bytes_decoded;
+    row.has_structured = m.has_structured;
+    row.structured_bytes = m.structured_bytes;
+    row.truncation_marker = m.truncation_marker.clone();
+}
+
+impl Sink for CaptureModel {
+    fn frame(&mut self, frame: Frame) {
+        self.batch_bytes += frame.payload.len();
+        self.batch.push(frame);
+        if self.batch_bytes >= BATCH_BYTES || self.batch.len() >= BATCH_FRAMES {
+            self.flush();
+        }
+    }
+
+    fn event(&mut self, e: Event) {
+        self.flush();
+        self.out.events.push(EventRow {
+            capture: self.capture.clone(),
+            session: e.session,
+            ts_us: e.ts_us,
+            offset: e.offset,
+            level: e.level,
+            server: e.server,
+            kind: e.kind,
+            text: e.text,
+        });
+    }
+
+    fn skip(&mut self, s: Skip) {
+        let d = Diagnostic { file: self.current_file.clone(), offset: s.offset, bytes: s.bytes, reason: s.reason, detail: s.detail };
+        self.diagnostic(d);
+    }
+
+    fn framing(&mut self, category: &'static str, bytes: u64) {
+        *self.out.framing.entry(category).or_default() += bytes;
+    }
+}

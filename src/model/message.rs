@@ -1,0 +1,659 @@
+//! One JSON-RPC message's MCP facts, read without materialising big strings.
+//!
+//! The message is deserialised once into borrowed views (`RawValue` for anything large);
+//! text and base64 sizes are measured on the raw literals. A message whose shape does not
+//! fit the typed view is classified again with a loose envelope, so valid JSON-RPC is never
+//! called invalid because one MCP field has an unexpected type.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::jsonstr::{base64_sizes, decoded_len, utf16_units};
+
+/// Frame classification (the `kind` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Request,
+    Notification,
+    Response,
+    Error,
+    Batch,
+    /// Not JSON at all (a log line on stdout).
+    NonJson,
+    /// Looks like JSON (starts with `{` or `[`) but does not parse (e.g. cut by a host).
+    InvalidJson,
+    /// Valid JSON that is not a JSON-RPC message.
+    NotJsonRpc,
+    /// The transport cut the frame (no newline at the end, TCP gap, over the cap).
+    Incomplete,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Request => "request",
+            Kind::Notification => "notification",
+            Kind::Response => "response",
+            Kind::Error => "error",
+            Kind::Batch => "batch",
+            Kind::NonJson => "non_json",
+            Kind::InvalidJson => "invalid_json",
+            Kind::NotJsonRpc => "not_jsonrpc",
+            Kind::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// `clientInfo` / `serverInfo`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Implementation {
+    #[serde(default, deserialize_with = "lenient_string")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "lenient_string")]
+    pub version: Option<String>,
+}
+
+/// A tool definition from a `tools/list` result, measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    pub name: String,
+    pub title: Option<String>,
+    pub description_utf16: Option<u64>,
+    /// Root `type` of inputSchema (`object`, `array`, ... or `missing`).
+    pub input_root_type: String,
+    pub input_dialect: Option<String>,
+    pub output_dialect: Option<String>,
+    pub has_output_schema: bool,
+    pub schema_bytes: u64,
+    /// The outputSchema text, kept for validation of later results.
+    pub output_schema: Option<String>,
+}
+
+/// Everything model needs from one JSON-RPC message.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Message {
+    pub kind: Option<Kind>,
+    pub method: Option<String>,
+    /// The id as JSON text: `1` and `"1"` stay different.
+    pub rpc_id: Option<String>,
+    pub tool: Option<String>,
+    pub is_error: Option<bool>,
+    pub error_code: Option<i64>,
+    pub error_message: Option<String>,
+    /// Content block types in order, comma-separated (`text,image`).
+    pub content_types: Option<String>,
+    pub content_blocks: u32,
+    pub text_bytes: u64,
+    pub blob_bytes_b64: u64,
+    pub blob_bytes_decoded: u64,
+    pub has_structured: bool,
+    pub structured_bytes: u64,
+    /// structuredContent text when small enough to keep for later checks.
+    pub structured: Option<String>,
+    /// First text block when small enough to compare with structuredContent.
+    pub first_text: Option<String>,
+    pub truncation_marker: Option<String>,
+    pub client_info: Option<Implementation>,
+    pub server_info: Option<Implementation>,
+    pub protocol_version: Option<String>,
+    /// `params.cursor` of a list request, or a cursor in `tools/call` arguments.
+    pub cursor_in: Option<String>,
+    /// `nextCursor` of a list result, or `nextCursor`/`next_cursor` in structuredContent.
+    pub cursor_out: Option<String>,
+    pub items_returned: Option<u64>,
+    pub page_size_arg: Option<i64>,
+    /// `notifications/cancelled`: the id it cancels (JSON text) and the reason.
+    pub cancels_id: Option<String>,
+    pub cancel_reason: Option<String>,
+    pub tools: Vec<ToolDef>,
+    pub note: Option<String>,
+}
+
+/// Keep texts and structuredContent up to this size for comparisons; larger ones are only measured.
+const KEEP_TEXT_BYTES: usize = 64 * 1024;
+
+fn lenient_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let v = <Option<&RawValue>>::deserialize(d)?;
+    Ok(v.map(|r| raw_to_string(r)))
+}
+
+/// A JSON string value decoded; any other JSON kept as its text.
+fn raw_to_string(r: &RawValue) -> String {
+    let t = r.get();
+    if t.starts_with('"') {
+        serde_json::from_str::<String>(t).unwrap_or_else(|_| t.to_string())
+    } else {
+        t.to_string()
+    }
+}
+
+fn raw_str(r: Option<&RawValue>) -> Option<String> {
+    r.filter(|r| r.get() != "null").map(raw_to_string)
+}
+
+#[derive(Deserialize)]
+struct Loose<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// Keeps `null` as a present raw value (an error with `"id": null` has an id field).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+struct Typed<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<Params<'a>>,
+    #[serde(borrow)]
+    result: Option<ResultView<'a>>,
+    #[serde(borrow)]
+    error: Option<ErrorView<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Params<'a> {
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    cursor: Option<&'a RawValue>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(rename = "clientInfo")]
+    client_info: Option<Implementation>,
+    #[serde(rename = "protocolVersion", borrow)]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(rename = "requestId", borrow)]
+    request_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    reason: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct Meta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+    client_info: Option<Implementation>,
+    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+    server_info: Option<Implementation>,
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(borrow)]
+    truncated: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ResultView<'a> {
+    #[serde(borrow)]
+    content: Option<Vec<Block<'a>>>,
+    #[serde(rename = "structuredContent", borrow)]
+    structured: Option<&'a RawValue>,
+    #[serde(rename = "isError", borrow)]
+    is_error: Option<&'a RawValue>,
+    #[serde(rename = "serverInfo")]
+    server_info: Option<Implementation>,
+    #[serde(rename = "protocolVersion", borrow)]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tools: Option<Vec<ToolView<'a>>>,
+    #[serde(borrow)]
+    resources: Option<Vec<&'a RawValue>>,
+    #[serde(rename = "resourceTemplates", borrow)]
+    resource_templates: Option<Vec<&'a RawValue>>,
+    #[serde(borrow)]
+    prompts: Option<Vec<&'a RawValue>>,
+    #[serde(rename = "nextCursor", borrow)]
+    next_cursor: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<&'a RawValue>,
+    #[serde(borrow)]
+    truncated: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow)]
+    data: Option<&'a RawValue>,
+    #[serde(borrow)]
+    resource: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct EmbeddedResource<'a> {
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow)]
+    blob: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ToolView<'a> {
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow)]
+    title: Option<&'a RawValue>,
+    #[serde(borrow)]
+    description: Option<&'a RawValue>,
+    #[serde(rename = "inputSchema", borrow)]
+    input_schema: Option<&'a RawValue>,
+    #[serde(rename = "outputSchema", borrow)]
+    output_schema: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct SchemaHead<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<&'a RawValue>,
+    #[serde(rename = "$schema", borrow)]
+    dialect: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ErrorView<'a> {
+    #[serde(borrow)]
+    code: Option<&'a RawValue>,
+    #[serde(borrow)]
+    message: Option<&'a RawValue>,
+}
+
+/// Tool-level pagination arguments in `tools/call`.
+#[derive(Deserialize)]
+struct PageArgs<'a> {
+    #[serde(borrow)]
+    cursor: Option<&'a RawValue>,
+    #[serde(borrow)]
+    page_size: Option<&'a RawValue>,
+    #[serde(rename = "pageSize", borrow)]
+    page_size_camel: Option<&'a RawValue>,
+    #[serde(borrow)]
+    limit: Option<&'a RawValue>,
+}
+
+/// Tool-level pagination facts in structuredContent.
+#[derive(Deserialize)]
+struct PageResult<'a> {
+    #[serde(rename = "nextCursor", borrow)]
+    next_cursor_camel: Option<&'a RawValue>,
+    #[serde(borrow)]
+    next_cursor: Option<&'a RawValue>,
+    #[serde(borrow)]
+    truncated: Option<&'a RawValue>,
+}
+
+/// What a frame's payload holds: one message, a batch, or something that is not JSON-RPC.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    One(Message),
+    Batch(Vec<Message>),
+    /// Not a message; the kind says why.
+    Other(Kind, Option<String>),
+}
+
+/// Text endings that mean a server or host cut the result (field-notes.md).
+pub const TRUNCATION_MARKERS: &[&str] = &[
+    "[Response truncated due to size limit]",
+    "[output truncated]",
+    "... [truncated]",
+    "[truncated]",
+    "Tool Call Result Truncated",
+    "chars truncated]",
+    "Content truncated. Call the fetch tool with a start_index",
+    "exceeds maximum allowed tokens",
+];
+
+/// Classifies and measures one payload.
+pub fn parse_payload(payload: &[u8]) -> Parsed {
+    let first = payload.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    match first {
+        Some(b'{') => match parse_object(payload) {
+            Ok(m) => Parsed::One(m),
+            Err(other) => other,
+        },
+        Some(b'[') => match serde_json::from_slice::<Vec<&RawValue>>(payload) {
+            Ok(items) => {
+                let msgs: Vec<Message> = items
+                    .iter()
+                    .map(|r| match parse_object(r.get().as_bytes()) {
+                        Ok(m) => m,
+                        Err(_) => Message { note: Some("batch element is not a JSON-RPC message".into()), ..Message::default() },
+                    })
+                    .collect();
+                if msgs.iter().all(|m| m.kind.is_none()) {
+                    Parsed::Other(Kind::NotJsonRpc, Some("JSON array without JSON-RPC messages".into()))
+                } else {
+                    Parsed::Batch(msgs)
+                }
+            }
+            Err(e) => Parsed::Other(Kind::InvalidJson, Some(format!("invalid JSON: {e}"))),
+        },
+        _ => {
+            let note = embedded_jsonrpc_note(payload);
+            if serde_json::from_slice::<serde::de::IgnoredAny>(payload).is_ok() {
+                Parsed::Other(Kind::NotJsonRpc, Some("JSON value that is not an object".into()))
+            } else {
+                Parsed::Other(Kind::NonJson, note)
+            }
+        }
+    }
+}
+
+/// A non-JSON line that contains a JSON-RPC message later on (stdout pollution glued to a
+/// message): say where, since the client lost that message.
+fn embedded_jsonrpc_note(payload: &[u8]) -> Option<String> {
+    let at = memchr::memmem::find(payload, b"\"jsonrpc\"")?;
+    let (start, m) = memchr::memchr_iter(b'{', &payload[..at])
+        .take(16)
+        .find_map(|start| parse_object(&payload[start..]).ok().map(|m| (start, m)))?;
+    Some(format!(
+        "JSON-RPC {} embedded at byte {start} (id {})",
+        m.kind.map(Kind::as_str).unwrap_or("message"),
+        m.rpc_id.as_deref().unwrap_or("none")
+    ))
+}
+
+fn parse_object(payload: &[u8]) -> Result<Message, Parsed> {
+    match serde_json::from_slice::<Typed>(payload) {
+        Ok(t) => {
+            let m = from_typed(t);
+            if m.kind.is_none() {
+                return Err(Parsed::Other(Kind::NotJsonRpc, Some("JSON object without method, result or error".into())));
+            }
+            Ok(m)
+        }
+        Err(typed_err) => match serde_json::from_slice::<Loose>(payload) {
+            Ok(l) => {
+                let mut m = from_loose(&l).ok_or(Parsed::Other(Kind::NotJsonRpc, Some("JSON object without method, result or error".into())))?;
+                m.note = Some(format!("unexpected MCP shape: {typed_err}"));
+                Ok(m)
+            }
+            Err(e) => Err(Parsed::Other(Kind::InvalidJson, Some(format!("invalid JSON: {e}")))),
+        },
+    }
+}
+
+fn from_loose(l: &Loose) -> Option<Message> {
+    let mut m = Message { rpc_id: l.id.map(|r| r.get().to_string()), ..Message::default() };
+    m.method = raw_str(l.method);
+    m.kind = Some(if l.error.is_some() {
+        Kind::Error
+    } else if l.result.is_some() {
+        Kind::Response
+    } else if l.method.is_some() {
+        if l.id.is_some() { Kind::Request } else { Kind::Notification }
+    } else {
+        return None;
+    });
+    let _ = l.jsonrpc;
+    Some(m)
+}
+
+fn from_typed(t: Typed) -> Message {
+    let mut m = Message { rpc_id: t.id.filter(|r| r.get() != "null").map(|r| r.get().to_string()), ..Message::default() };
+    if t.id.is_some_and(|r| r.get() == "null") {
+        m.rpc_id = Some("null".into());
+    }
+    if let Some(e) = t.error {
+        m.kind = Some(Kind::Error);
+        m.error_code = e.code.and_then(|c| c.get().parse::<i64>().ok());
+        m.error_message = raw_str(e.message);
+        return m;
+    }
+    if let Some(r) = t.result {
+        m.kind = Some(Kind::Response);
+        read_result(r, &mut m);
+        return m;
+    }
+    let Some(method) = t.method else {
+        return m; // kind None → not JSON-RPC
+    };
+    m.kind = Some(if t.id.is_some() { Kind::Request } else { Kind::Notification });
+    if let Some(p) = t.params {
+        read_params(&method, p, &mut m);
+    }
+    m.method = Some(method.into_owned());
+    m
+}
+
+fn read_params(method: &str, p: Params, m: &mut Message) {
+    if method == "tools/call" {
+        m.tool = raw_str(p.name);
+        if let Some(args) = p.arguments.filter(|a| a.get().len() <= KEEP_TEXT_BYTES)
+            && let Ok(pa) = serde_json::from_str::<PageArgs>(args.get())
+        {
+            m.cursor_in = raw_str(pa.cursor);
+            m.page_size_arg = [pa.page_size, pa.page_size_camel, pa.limit].into_iter().flatten().find_map(|r| r.get().parse::<i64>().ok());
+        }
+    } else {
+        m.cursor_in = raw_str(p.cursor);
+    }
+    if let Some(ci) = p.client_info {
+        m.client_info = Some(ci);
+    }
+    m.protocol_version = raw_str(p.protocol_version);
+    if method == "notifications/cancelled" {
+        m.cancels_id = p.request_id.map(|r| r.get().to_string());
+        m.cancel_reason = raw_str(p.reason);
+    }
+    if let Some(meta) = p.meta
+        && let Ok(meta) = serde_json::from_str::<Meta>(meta.get())
+    {
+        if m.client_info.is_none() {
+            m.client_info = meta.client_info;
+        }
+        if m.protocol_version.is_none() {
+            m.protocol_version = raw_str(meta.protocol_version);
+        }
+    }
+}
+
+fn is_true(r: Option<&RawValue>) -> bool {
+    r.is_some_and(|r| r.get() == "true")
+}
+
+fn read_result(r: ResultView, m: &mut Message) {
+    m.is_error = r.is_error.and_then(|v| match v.get() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    });
+    m.server_info = r.server_info;
+    m.protocol_version = raw_str(r.protocol_version);
+    let mut marker: Option<String> = None;
+    if let Some(blocks) = r.content {
+        let mut types = Vec::with_capacity(blocks.len());
+        m.content_blocks = blocks.len() as u32;
+        for b in &blocks {
+            types.push(b.kind.as_deref().unwrap_or("?").to_string());
+            if let Some(text) = b.text {
+                m.text_bytes += decoded_len(text.get());
+                if m.first_text.is_none() && text.get().len() <= KEEP_TEXT_BYTES {
+                    m.first_text = serde_json::from_str::<String>(text.get()).ok();
+                }
+                if marker.is_none() {
+                    marker = text_marker(text.get());
+                }
+            }
+            if let Some(data) = b.data {
+                let (b64, decoded) = base64_sizes(data.get());
+                m.blob_bytes_b64 += b64;
+                m.blob_bytes_decoded += decoded;
+            }
+            if let Some(res) = b.resource
+                && let Ok(er) = serde_json::from_str::<EmbeddedResource>(res.get())
+            {
+                if let Some(text) = er.text {
+                    m.text_bytes += decoded_len(text.get());
+                }
+                if let Some(blob) = er.blob {
+                    let (b64, decoded) = base64_sizes(blob.get());
+                    m.blob_bytes_b64 += b64;
+                    m.blob_bytes_decoded += decoded;
+                }
+            }
+        }
+        m.content_types = Some(types.join(","));
+    }
+    if let Some(sc) = r.structured.filter(|s| s.get() != "null") {
+        m.has_structured = true;
+        m.structured_bytes = sc.get().len() as u64;
+        if sc.get().len() <= KEEP_TEXT_BYTES {
+            m.structured = Some(sc.get().to_string());
+        }
+        if let Ok(pr) = serde_json::from_str::<PageResult>(sc.get()) {
+            m.cursor_out = raw_str(pr.next_cursor_camel).or_else(|| raw_str(pr.next_cursor));
+            if marker.is_none() && is_true(pr.truncated) {
+                marker = Some("structuredContent.truncated".into());
+            }
+        }
+    }
+    if marker.is_none() && is_true(r.truncated) {
+        marker = Some("result.truncated".into());
+    }
+    if let Some(meta) = r.meta
+        && let Ok(meta) = serde_json::from_str::<Meta>(meta.get())
+    {
+        if m.server_info.is_none() {
+            m.server_info = meta.server_info;
+        }
+        if marker.is_none() && is_true(meta.truncated) {
+            marker = Some("_meta.truncated".into());
+        }
+    }
+    m.truncation_marker = marker;
+    if let Some(nc) = r.next_cursor {
+        m.cursor_out = raw_str(Some(nc));
+    }
+    let lists = [r.resources.map(|v| v.len()), r.resource_templates.map(|v| v.len()), r.prompts.map(|v| v.len())];
+    if let Some(tools) = r.tools {
+        m.items_returned = Some(tools.len() as u64);
+        m.tools = tools.into_iter().map(tool_def).collect();
+    } else if let Some(n) = lists.into_iter().flatten().next() {
+        m.items_returned = Some(n as u64);
+    }
+}
+
+/// The marker a text block ends with (looked for in its last 256 raw bytes).
+fn text_marker(literal: &str) -> Option<String> {
+    let mut start = literal.len().saturating_sub(256);
+    while !literal.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &literal[start..];
+    TRUNCATION_MARKERS.iter().find(|mk| tail.contains(*mk)).map(|mk| mk.to_string())
+}
+
+fn schema_head(schema: &RawValue) -> (String, Option<String>) {
+    match serde_json::from_str::<SchemaHead>(schema.get()) {
+        Ok(h) => (raw_str(h.kind).unwrap_or_else(|| "missing".into()), raw_str(h.dialect)),
+        Err(_) => ("not_an_object".into(), None),
+    }
+}
+
+fn tool_def(t: ToolView) -> ToolDef {
+    let (input_root_type, input_dialect) = match t.input_schema {
+        Some(s) => schema_head(s),
+        None => ("missing".into(), None),
+    };
+    let output_dialect = t.output_schema.and_then(|s| schema_head(s).1);
+    ToolDef {
+        name: raw_str(t.name).unwrap_or_default(),
+        title: raw_str(t.title),
+        description_utf16: raw_str(t.description).map(|d| utf16_units(&d)),
+        input_root_type,
+        input_dialect,
+        output_dialect,
+        has_output_schema: t.output_schema.is_some_and(|s| s.get() != "null"),
+        schema_bytes: t.input_schema.map_or(0, |s| s.get().len() as u64) + t.output_schema.map_or(0, |s| s.get().len() as u64),
+        output_schema: t.output_schema.filter(|s| s.get() != "null").map(|s| s.get().to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(s: &str) -> Message {
+        match parse_payload(s.as_bytes()) {
+            Parsed::One(m) => m,
+            other => panic!("not one message: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn classifies_requests_notifications_responses_errors() {
+        let m = one(r#"{"method":"tools/call","params":{"name":"fetch","arguments":{"cursor":"abc","page_size":50}},"jsonrpc":"2.0","id":3}"#);
+        assert_eq!((m.kind, m.tool.as_deref(), m.rpc_id.as_deref()), (Some(Kind::Request), Some("fetch"), Some("3")));
+        assert_eq!((m.cursor_in.as_deref(), m.page_size_arg), (Some("abc"), Some(50)));
+        let m = one(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"7","reason":"timeout"}}"#);
+        assert_eq!((m.kind, m.cancels_id.as_deref()), (Some(Kind::Notification), Some("\"7\"")));
+        let m = one(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request"}}"#);
+        assert_eq!((m.kind, m.error_code, m.rpc_id.as_deref()), (Some(Kind::Error), Some(-32000), Some("null")));
+    }
+
+    #[test]
+    fn measures_content_blocks() {
+        let m = one(r#"{"result":{"content":[{"type":"text","text":"漢字\n... [truncated]"},{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}],"structuredContent":{"total":1},"isError":false},"jsonrpc":"2.0","id":1}"#);
+        assert_eq!(m.content_types.as_deref(), Some("text,image"));
+        assert_eq!(m.text_bytes, "漢字\n... [truncated]".len() as u64);
+        assert_eq!((m.blob_bytes_b64, m.blob_bytes_decoded), (8, 5));
+        assert_eq!((m.has_structured, m.structured_bytes), (true, 11));
+        assert_eq!(m.truncation_marker.as_deref(), Some("... [truncated]"));
+        assert_eq!(m.is_error, Some(false));
+    }
+
+    #[test]
+    fn initialize_and_modern_meta_client_info() {
+        let m = one(r#"{"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli","version":"0.1.0"}},"jsonrpc":"2.0","id":0}"#);
+        assert_eq!(m.client_info, Some(Implementation { name: Some("cli".into()), version: Some("0.1.0".into()) }));
+        assert_eq!(m.protocol_version.as_deref(), Some("2025-11-25"));
+        let m = one(r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"ExampleClient","version":"1.0.0"}},"name":"get_weather"}}"#);
+        assert_eq!(m.client_info.and_then(|c| c.name).as_deref(), Some("ExampleClient"));
+        assert_eq!(m.protocol_version.as_deref(), Some("2026-07-28"));
+    }
+
+    #[test]
+    fn tools_list_definitions() {
+        let m = one(r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","description":"x📎","inputSchema":{"type":"array"},"outputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}},{"name":"b","inputSchema":{}}],"nextCursor":"n1"}}"#);
+        assert_eq!(m.items_returned, Some(2));
+        assert_eq!(m.cursor_out.as_deref(), Some("n1"));
+        assert_eq!(m.tools[0].input_root_type, "array");
+        assert_eq!(m.tools[0].description_utf16, Some(3));
+        assert_eq!(m.tools[0].output_dialect.as_deref(), Some("http://json-schema.org/draft-07/schema#"));
+        assert_eq!(m.tools[1].input_root_type, "missing");
+    }
+
+    #[test]
+    fn other_kinds() {
+        assert!(matches!(parse_payload(b"Starting server"), Parsed::Other(Kind::NonJson, None)));
+        assert!(matches!(parse_payload(br#"{"level":"info"}"#), Parsed::Other(Kind::NotJsonRpc, _)));
+        assert!(matches!(parse_payload(br#"{"jsonrpc":"2.0","result":{"text":"abc...[12 chars"#), Parsed::Other(Kind::InvalidJson, _)));
+        assert!(matches!(parse_payload(br#"[{"jsonrpc":"2.0","method":"a","id":1},{"jsonrpc":"2.0","method":"b"}]"#), Parsed::Batch(v) if v.len() == 2));
+        match parse_payload(br#"warming cache... {"result":{"content":[]},"jsonrpc":"2.0","id":5}"#) {
+            Parsed::Other(Kind::NonJson, Some(note)) => assert_eq!(note, "JSON-RPC response embedded at byte 17 (id 5)"),
+            other => panic!("{other:?}"),
+        }
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"content":"not a list"}}"#);
+        assert_eq!(m.kind, Some(Kind::Response));
+        assert!(m.note.unwrap().starts_with("unexpected MCP shape"));
+    }
+}

@@ -1,0 +1,7 @@
+//! Model: JSON-RPC messages → MCP facts → rows → polars tables. Knows MCP, not files.
+
+pub mod capture;
+pub mod jsonstr;
+pub mod message;
+pub mod rows;
+pub mod tables;

@@ -1,0 +1,44 @@
+//! Query: polars SQL over the tables. Multi-statement text is split with sqlparser and run in
+//! order (so `CREATE TABLE x AS ...; SELECT ... FROM x` works); the last result is returned.
+
+use polars::prelude::*;
+use polars::sql::SQLContext;
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+
+use crate::model::tables::Tables;
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error("SQL does not parse: {0}")]
+    Parse(String),
+    #[error("SQL has no statement")]
+    Empty,
+    #[error("query failed: {0}")]
+    Polars(#[from] PolarsError),
+}
+
+/// A SQL context with every table registered under its DESIGN.md name.
+pub fn context(tables: &Tables) -> SQLContext {
+    let ctx = SQLContext::new();
+    for (name, df) in tables.named() {
+        ctx.register(name, df.clone().lazy());
+    }
+    ctx
+}
+
+/// Runs `sql` (one or more `;`-separated statements) and returns the last statement's rows.
+pub fn run_sql(tables: &Tables, sql: &str) -> Result<DataFrame, QueryError> {
+    let mut ctx = context(tables);
+    run_in(&mut ctx, sql)
+}
+
+/// Runs `sql` in an existing context.
+pub fn run_in(ctx: &mut SQLContext, sql: &str) -> Result<DataFrame, QueryError> {
+    let statements = Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| QueryError::Parse(e.to_string()))?;
+    let mut last = None;
+    for stmt in statements {
+        last = Some(ctx.execute(&stmt.to_string())?.collect()?);
+    }
+    last.ok_or(QueryError::Empty)
+}
