@@ -1,1 +1,7 @@
-//! Integration tests.
+//! Integration tests: one binary (one link of polars), modules by behaviour.
+
+mod util;
+
+mod bad_input;
+mod cli;
+mod corpus;

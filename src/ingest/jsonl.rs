@@ -4,7 +4,9 @@
 //! byte as written) or `raw`/`line` (a string holding the exact message text) or `raw_b64`;
 //! `direction` or `dir`: `c2s`/`s2c`, `send`/`recv`, `client`/`server`, `in`/`out`; optional
 //! `ts` (RFC 3339 string or epoch s/ms/µs number) or `ts_us`; optional `session`; optional
-//! `partial: true` for a message the stream cut before its newline.
+//! `partial: true` for a message the stream cut before its newline; for HTTP traffic optional
+//! `http_ex` (exchange number: pairs an `id: null` error with its request), `http_method`,
+//! `url`, `http_status`.
 
 use std::borrow::Cow;
 use std::io::Read;
@@ -12,7 +14,7 @@ use std::io::Read;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::frame::{Direction, Frame, Sink, Skip, Transport};
+use super::frame::{Direction, Frame, HttpContext, Sink, Skip, Transport};
 use super::split::LineSplitter;
 use super::time::{epoch_number_to_us, parse_rfc3339_us};
 
@@ -36,6 +38,14 @@ struct Record<'a> {
     #[serde(borrow)]
     session: Option<&'a RawValue>,
     partial: Option<bool>,
+    /// HTTP context of transcripts recorded from HTTP traffic (optional).
+    #[serde(alias = "exchange")]
+    http_ex: Option<u64>,
+    #[serde(borrow)]
+    http_method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    url: Option<Cow<'a, str>>,
+    http_status: Option<u16>,
 }
 
 /// Maps the accepted direction spellings.
@@ -118,6 +128,15 @@ pub fn read_jsonl(reader: impl Read, default_session: &str, max_frame_bytes: usi
             note = Some("unknown direction value; inferred from the message".into());
         }
         frame.note = note;
+        if let Some(exchange) = record.http_ex {
+            frame.http = Some(HttpContext {
+                exchange,
+                method: record.http_method.map(Cow::into_owned).unwrap_or_default(),
+                url: record.url.map(Cow::into_owned).unwrap_or_default(),
+                status: record.http_status,
+                ..HttpContext::default()
+            });
+        }
         sink.frame(frame);
     }
     if let Some(e) = lines.take_error() {

@@ -118,10 +118,11 @@ impl CaptureModel {
     }
 
     fn session_key(&self, f: &Frame) -> String {
+        use crate::ingest::frame::Transport;
         match (&f.session, &f.http) {
             (Some(s), _) => s.clone(),
-            (None, Some(h)) => format!("conn:{}", h.connection),
-            (None, None) => self.default_session.clone(),
+            (None, Some(h)) if matches!(f.transport, Transport::Http | Transport::Sse) => format!("conn:{}", h.connection),
+            (None, _) => self.default_session.clone(),
         }
     }
 

@@ -1,0 +1,92 @@
+//! Bad input never panics and never vanishes: each case becomes counted frames or skips.
+
+use std::io::Write;
+
+use crate::util::{load_paths, rows, scalar, temp_dir};
+
+fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn garbage_invalid_utf8_and_nul_bytes_become_counted_frames() {
+    let dir = temp_dir("garbage");
+    let mut input = b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n".to_vec();
+    input.extend_from_slice(b"\xff\xfe\x00garbage\x00\n");
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"result\":{\"text\":\"cut\n");
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+    let p = write(&dir, "server.out.log", &input);
+    let loaded = load_paths(&[p]);
+    let r = rows(&loaded, "SELECT kind, wire_bytes, \"offset\" FROM frames ORDER BY seq");
+    let kinds: Vec<&str> = r.iter().map(|x| x["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, vec!["request", "non_json", "invalid_json", "incomplete"]);
+    let total: i64 = r.iter().map(|x| x["wire_bytes"].as_i64().unwrap()).sum();
+    assert_eq!(total + 3, input.len() as i64, "frames + 3 newlines = every byte");
+}
+
+#[test]
+fn fifty_mib_line_without_newline_is_one_incomplete_frame() {
+    let dir = temp_dir("hugeline");
+    let mut input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"".to_vec();
+    input.resize(50 << 20, b'a');
+    let p = write(&dir, "s2c.log", &input);
+    let opts = mcpsift::ingest::run::IngestOptions { max_frame_bytes: 1 << 20, ..Default::default() };
+    let loaded = mcpsift::load::load(&[p], &[], &opts, &mcpsift::model::tables::default_limits()).unwrap();
+    let r = rows(&loaded, "SELECT kind, wire_bytes, note FROM frames");
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["kind"], "incomplete");
+    assert_eq!(r[0]["wire_bytes"], 50 << 20);
+    assert!(r[0]["note"].as_str().unwrap().contains("exceeds --max-frame-bytes"));
+}
+
+#[test]
+fn truncated_gzip_keeps_what_decoded_and_says_so() {
+    let dir = temp_dir("gz");
+    let mut body = Vec::new();
+    for i in 0..2000 {
+        writeln!(body, "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progress\":{i}}}}}").unwrap();
+    }
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&body).unwrap();
+    let gz = enc.finish().unwrap();
+    let p = write(&dir, "s2c.log.gz", &gz[..gz.len() / 2]);
+    let loaded = load_paths(&[p]);
+    let n = scalar(&loaded, "SELECT COUNT(*) AS n FROM frames WHERE kind = 'notification'");
+    assert!(n > 100 && n < 2000, "decoded part kept: {n}");
+    let cap = &loaded.captures[0];
+    assert!(cap.rows.diagnostics.iter().any(|d| d.reason == "read_error"), "{:?}", cap.rows.diagnostics);
+}
+
+#[test]
+fn empty_unreadable_and_unrecognised_files_are_reported() {
+    let dir = temp_dir("misc");
+    write(&dir, "empty.log", b"");
+    write(&dir, "notes.txt", b"just some notes\nnothing here\n");
+    let loaded = load_paths(&[dir.clone()]);
+    let reasons: Vec<&str> = loaded.captures.iter().flat_map(|c| c.rows.diagnostics.iter().map(|d| d.reason)).collect();
+    assert_eq!(reasons, vec!["unrecognized_format"]);
+    let skipped: u64 = loaded.captures.iter().flat_map(|c| c.rows.skipped_bytes.values()).sum();
+    assert_eq!(skipped, 29);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let p = write(&dir, "locked.log", b"{}\n");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+        if std::fs::read(&p).is_err() {
+            let loaded = load_paths(&[p]);
+            assert_eq!(loaded.captures[0].rows.diagnostics[0].reason, "unreadable_file");
+        }
+    }
+}
+
+#[test]
+fn crlf_frames_count_the_carriage_return() {
+    let dir = temp_dir("crlf");
+    let p = write(&dir, "c2s.log", b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\r\n");
+    let loaded = load_paths(&[p]);
+    let r = rows(&loaded, "SELECT kind, wire_bytes, note FROM frames");
+    assert_eq!(r[0]["kind"], "request");
+    assert_eq!(r[0]["wire_bytes"], 41);
+}

@@ -1,0 +1,83 @@
+//! The command line: output formats, tables export, exit codes.
+
+use crate::util::{corpus, mcpsift, temp_dir};
+
+#[test]
+fn query_jsonl_prints_one_object_per_row() {
+    let dir = corpus().join("stdio_ts_timeout");
+    let out = mcpsift(&[
+        "query",
+        dir.to_str().unwrap(),
+        "--quiet",
+        "--sql",
+        "SELECT capture, direction, kind, COUNT(*) AS n FROM frames WHERE capture LIKE '%s2c.log' GROUP BY capture, direction, kind ORDER BY direction, kind",
+        "--format",
+        "jsonl",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let got: Vec<(String, String, i64)> =
+        rows.iter().map(|r| (r["direction"].as_str().unwrap().into(), r["kind"].as_str().unwrap().into(), r["n"].as_i64().unwrap())).collect();
+    assert_eq!(got, vec![("c2s".into(), "notification".into(), 2), ("c2s".into(), "request".into(), 8), ("s2c".into(), "response".into(), 6)]);
+}
+
+#[test]
+fn query_csv_and_multi_statement_sql() {
+    let dir = corpus().join("stdio_ts_timeout");
+    let out = mcpsift(&[
+        "query",
+        dir.to_str().unwrap(),
+        "-q",
+        "--sql",
+        "CREATE TABLE lost AS SELECT * FROM calls WHERE outcome IN ('no_response', 'cancelled'); SELECT rpc_id, tool, outcome FROM lost WHERE capture LIKE '%s2c.log' ORDER BY rpc_id",
+        "--format",
+        "csv",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "rpc_id,tool,outcome\n4,export_archive,cancelled\n7,watch_changes,no_response\n");
+}
+
+#[test]
+fn tables_writes_every_table() {
+    let out_dir = temp_dir("tables");
+    let dir = corpus().join("stdio_py_truncation");
+    for format in ["parquet", "csv"] {
+        let out = mcpsift(&["tables", dir.to_str().unwrap(), "-q", "--out", out_dir.to_str().unwrap(), "--format", format]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for t in ["frames", "calls", "sessions", "tools", "events", "limits"] {
+            let p = out_dir.join(format!("{t}.{format}"));
+            assert!(std::fs::metadata(&p).map(|m| m.len() > 0).unwrap_or(false), "{}", p.display());
+        }
+    }
+    let frames_csv = std::fs::read_to_string(out_dir.join("frames.csv")).unwrap();
+    // 27 messages in the stdio pair and 27 in the transcript, plus the header.
+    assert_eq!(frames_csv.lines().count(), 1 + 27 + 27);
+}
+
+#[test]
+fn stats_accounts_for_every_byte() {
+    let dir = corpus().join("stdio_ts_pollution");
+    let out = mcpsift(&["query", dir.to_str().unwrap(), "--stats", "-q", "--sql", "SELECT 1 AS one"]);
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("bytes read    4,439"), "{err}");
+    assert!(err.contains("in frames     4,420 (19 frames: non_json 3, not_jsonrpc 1, notification 2, request 7, response 6)"), "{err}");
+    assert!(err.contains("framing       19 (line_terminators 19)"), "{err}");
+    assert!(!err.contains("unaccounted"), "{err}");
+}
+
+#[test]
+fn usage_and_io_errors_exit_2_with_one_line() {
+    let out = mcpsift(&["query", "/nonexistent/capture.log", "--sql", "SELECT 1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/nonexistent/capture.log"), "{err}");
+    let out = mcpsift(&["query", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    let dir = corpus().join("stdio_ts_timeout");
+    let out = mcpsift(&["query", dir.to_str().unwrap(), "-q", "--sql", "SELEC nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);
+}
