@@ -20,15 +20,21 @@ pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
     };
     let opts = IngestOptions { max_frame_bytes: args.max_frame_bytes.max(1), forced_format, ports: args.port.clone() };
     let loaded = load(&args.paths, &args.pair, &opts, &default_limits())?;
+    let mut unrecognized = 0usize;
     for c in &loaded.captures {
-        if !args.quiet {
-            for d in &c.rows.diagnostics {
+        for d in &c.rows.diagnostics {
+            if d.reason == "unrecognized_format" && !args.stats {
+                unrecognized += 1;
+            } else if !args.quiet {
                 eprintln!("mcpsift: {}: byte {}: {}: {}", d.file, d.offset, d.reason, d.detail);
             }
         }
         if args.stats {
             eprint!("{}", render_capture(&c.name, &c.files, &c.rows));
         }
+    }
+    if unrecognized > 0 && !args.quiet {
+        eprintln!("mcpsift: skipped {unrecognized} file(s) that are not captures or logs (--stats lists them)");
     }
     Ok(loaded)
 }

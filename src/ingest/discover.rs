@@ -33,6 +33,9 @@ pub enum DiscoverError {
 /// Tokens are split on `.`, `_` and `-`; `.gz` is ignored. `stderr` logs are never stdio.
 pub fn direction_token(file_name: &str) -> Option<(Direction, Vec<String>)> {
     let base = file_name.strip_suffix(".gz").unwrap_or(file_name);
+    if !is_log_like(base) {
+        return None;
+    }
     let tokens = split_tokens(base);
     if tokens.iter().any(|(t, _)| t.eq_ignore_ascii_case("stderr")) {
         return None;
@@ -58,6 +61,16 @@ pub fn direction_token(file_name: &str) -> Option<(Direction, Vec<String>)> {
         return Some((dir, vec![partner.clone(), format!("{partner}.gz")]));
     }
     None
+}
+
+/// Whether a file name looks like a log or transcript (not source code or documentation), so
+/// its name may say which direction it holds.
+fn is_log_like(name: &str) -> bool {
+    let ext = match name.rsplit_once('.') {
+        Some((_, ext)) => ext.to_ascii_lowercase(),
+        None => return true,
+    };
+    matches!(ext.as_str(), "log" | "txt" | "jsonl" | "ndjson" | "json" | "out" | "raw" | "tee" | "stdio" | "in" | "c2s" | "s2c" | "stdin" | "stdout")
 }
 
 /// Splits `a.b_c` into `[("a", "."), ("b", "_"), ("c", "")]`.
@@ -173,6 +186,7 @@ mod tests {
         assert_eq!(names[0], "fs-stdin.jsonl");
         assert!(direction_token("server.stderr.log").is_none());
         assert!(direction_token("transcript.jsonl").is_none());
+        assert!(direction_token("billing_server.py").is_none(), "source code is never a stdio log");
     }
 
     #[test]
