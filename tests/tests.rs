@@ -5,3 +5,4 @@ mod util;
 mod bad_input;
 mod cli;
 mod corpus;
+mod samples;

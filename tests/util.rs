@@ -64,3 +64,66 @@ pub fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).expect("temp dir");
     d
 }
+
+/// Our kind names for the ground truth's.
+fn kind_name(truth: &str) -> &str {
+    match truth {
+        "error_response" => "error",
+        "non_jsonrpc_json" => "not_jsonrpc",
+        other => other,
+    }
+}
+
+/// Checks the capture whose name ends in `capture_suffix` against a ground-truth document
+/// (the corpus' expected.json or a sample's truth.json: same keys). `largest` is the
+/// largest frame in wire bytes; `None` where frames are not wire bytes (host logs).
+pub fn check_against_truth(loaded: &Loaded, capture_suffix: &str, exp: &Value, largest: Option<i64>) {
+    let folder = capture_suffix;
+    let capture = loaded
+        .captures
+        .iter()
+        .map(|c| c.name.clone())
+        .find(|n| n.ends_with(capture_suffix))
+        .unwrap_or_else(|| panic!("{folder}: no capture ending in {capture_suffix}"));
+    let w = format!("capture = '{capture}'");
+    for dir in ["c2s", "s2c"] {
+        let n = scalar(loaded, &format!("SELECT COUNT(*) AS n FROM frames WHERE {w} AND direction = '{dir}'"));
+        assert_eq!(n, exp["messages"][dir].as_i64().unwrap(), "{capture}: {dir} frames");
+        let truth = exp["kinds_by_direction"][dir].as_object().unwrap();
+        for (kind, count) in truth {
+            let n = scalar(loaded, &format!("SELECT COUNT(*) AS n FROM frames WHERE {w} AND direction = '{dir}' AND kind = '{}'", kind_name(kind)));
+            assert_eq!(n, count.as_i64().unwrap(), "{capture}: {dir} {kind}");
+        }
+    }
+    let unparsable = scalar(loaded, &format!("SELECT COUNT(*) AS n FROM frames WHERE {w} AND kind IN ('non_json', 'invalid_json')"));
+    let truth_unparsable = exp["messages"].get("unparsable").or(exp["messages"]["by_kind"].get("non_json")).and_then(Value::as_i64).unwrap_or(0);
+    assert_eq!(unparsable, truth_unparsable, "{capture}: unparsable");
+    if let Some(largest) = largest {
+        let got = scalar(loaded, &format!("SELECT MAX(wire_bytes) AS m FROM frames WHERE {w}"));
+        assert_eq!(got, largest, "{capture}: largest frame");
+    }
+    for (tool, t) in exp["tools"].as_object().unwrap() {
+        let calls = scalar(loaded, &format!("SELECT COUNT(*) AS n FROM calls WHERE {w} AND tool = '{tool}'"));
+        assert_eq!(calls, t["calls"].as_i64().unwrap(), "{capture}: calls of {tool}");
+        let is_error = scalar(loaded, &format!("SELECT COUNT(*) AS n FROM calls WHERE {w} AND tool = '{tool}' AND is_error"));
+        assert_eq!(is_error, t["isError"].as_i64().unwrap(), "{capture}: isError of {tool}");
+        let server_validation = scalar(loaded, &format!("SELECT COUNT(*) AS n FROM calls WHERE {w} AND tool = '{tool}' AND validation = 'server_output'"));
+        assert_eq!(server_validation, t["server_output_validation_errors"].as_i64().unwrap(), "{capture}: server validation errors of {tool}");
+        // Sizes are compared only where frames are wire bytes (not host-log text).
+        if largest.is_some() && t["responses"].as_i64().unwrap() > 0 {
+            let max = scalar(loaded, &format!("SELECT MAX(resp_bytes) AS m FROM calls WHERE {w} AND tool = '{tool}'"));
+            assert_eq!(max, t["max_response_frame_bytes"].as_i64().unwrap(), "{capture}: largest response of {tool}");
+        }
+        let marked = scalar(loaded, &format!("SELECT COUNT(*) AS n FROM calls WHERE {w} AND tool = '{tool}' AND truncated"));
+        let truth_marked = ["text_truncation_marker", "structured_truncated_true", "meta_truncated_true"].iter().map(|k| t.get(*k).and_then(Value::as_i64).unwrap_or(0)).max().unwrap_or(0);
+        assert_eq!(marked, truth_marked, "{capture}: truncated results of {tool}");
+    }
+    let outcomes = rows(loaded, &format!("SELECT outcome, COUNT(*) AS n FROM calls WHERE {w} GROUP BY outcome"));
+    for (outcome, n) in exp["call_outcomes"].as_object().unwrap() {
+        let got = outcomes.iter().find(|r| r["outcome"] == outcome.as_str()).map(|r| r["n"].as_i64().unwrap()).unwrap_or(0);
+        assert_eq!(got, n.as_i64().unwrap(), "{capture}: outcome {outcome}");
+    }
+    let total_calls = scalar(loaded, &format!("SELECT COUNT(*) AS n FROM calls WHERE {w}"));
+    assert_eq!(total_calls, exp["calls"].as_array().unwrap().len() as i64, "{capture}: calls");
+}
+

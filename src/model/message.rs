@@ -309,14 +309,15 @@ pub enum Parsed {
     Other(Kind, Option<String>),
 }
 
-/// Text endings that mean a server or host cut the result (field-notes.md).
+/// Text endings that mean a server or client cut the result (field-notes.md). A host log's own
+/// `...[N chars truncated]...` is not one: the host cut its log line, not the result (ingest
+/// notes it on the frame).
 pub const TRUNCATION_MARKERS: &[&str] = &[
     "[Response truncated due to size limit]",
     "[output truncated]",
     "... [truncated]",
     "[truncated]",
     "Tool Call Result Truncated",
-    "chars truncated]",
     "Content truncated. Call the fetch tool with a start_index",
     "exceeds maximum allowed tokens",
 ];
