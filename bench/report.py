@@ -3,8 +3,11 @@
 
   report.py RESULTS.tsv ENV.txt OUT.md
 
-RESULTS.tsv columns: tool, file, bytes, seconds, rss_kib, status, largest_frame
-(seconds = best of the repeats, rss_kib = highest of the repeats).
+RESULTS.tsv columns: tool, file, bytes, seconds, rss_kib, status, largest_frame, frames
+(seconds = best of the repeats, rss_kib = highest of the repeats; frames = "rows/expected"
+for mcpsift: rows of its frames table vs messages the generator wrote, "-" otherwise).
+A mcpsift run whose frame count differs from the generator's is reported as "wrong-frames" and
+fails its targets: a fast wrong answer is not a pass.
 MB = 1,000,000 bytes throughout; peak RSS converted from KiB.
 """
 
@@ -20,11 +23,15 @@ def load(path):
             line = line.rstrip("\n")
             if not line:
                 continue
-            tool, fname, size, secs, rss, status, largest = line.split("\t")
+            tool, fname, size, secs, rss, status, largest, frames = line.split("\t")
+            if status == "ok" and "/" in frames:
+                got, want = frames.split("/", 1)
+                if got != "?" and got != want:
+                    status = "wrong-frames"
             rows.append({"tool": tool, "file": fname, "bytes": int(size),
                          "secs": float(secs) if secs else None,
                          "rss_mb": int(rss) * 1024 / MB if rss else None,
-                         "status": status, "largest": int(largest)})
+                         "status": status, "largest": int(largest), "frames": frames})
     return rows
 
 
@@ -60,15 +67,15 @@ def main():
     main_rows = []
     thr = {}
     for r in rows:
-        ok = r["status"] == "ok" and r["secs"] is not None
+        ok = r["status"] in ("ok", "wrong-frames") and r["secs"] is not None
         mbps = r["bytes"] / MB / max(r["secs"], 1e-3) if ok else None
         thr[(r["tool"], r["file"])] = mbps
         main_rows.append([r["tool"], r["file"], fmt(r["bytes"] / MB, 1),
                           fmt(r["secs"], 3) if ok else r["status"],
                           fmt(mbps, 1) if ok else "-",
                           fmt(r["rss_mb"], 1) if ok else "-",
-                          r["status"]])
-    t1, m1 = table(["tool", "file", "size MB", "seconds", "MB/s", "peak RSS MB", "status"], main_rows)
+                          r["frames"], r["status"]])
+    t1, m1 = table(["tool", "file", "size MB", "seconds", "MB/s", "peak RSS MB", "frames", "status"], main_rows)
 
     # Throughput ratios mcpsift / peer, with the targets.
     files = list(dict.fromkeys(r["file"] for r in rows))
@@ -76,6 +83,7 @@ def main():
     ratio_rows = []
     for fname in files:
         ms = thr.get(("mcpsift", fname))
+        mstatus = next((r["status"] for r in rows if r["tool"] == "mcpsift" and r["file"] == fname), "-")
         for peer in ("jq", "duckdb", "tshark"):
             if (peer, fname) not in thr:
                 continue
@@ -86,6 +94,8 @@ def main():
                 verdict = "(info)"
             elif ratio is None:
                 verdict = "FAIL (no figure)"
+            elif mstatus != "ok":
+                verdict = "FAIL (" + mstatus + ")"
             else:
                 verdict = "pass" if ratio >= tgt else "FAIL"
             ratio_rows.append([fname, f"mcpsift/{peer}", (fmt(ratio) + "x") if ratio else "-",
@@ -100,8 +110,10 @@ def main():
         m = next((r for r in rows if r["tool"] == "mcpsift" and r["file"] == fname), None)
         if m is None:
             continue
-        ok = m["status"] == "ok" and m["rss_mb"] is not None
+        ok = m["status"] in ("ok", "wrong-frames") and m["rss_mb"] is not None
         verdict = ("pass" if m["rss_mb"] < target else "FAIL") if ok else "FAIL (no figure)"
+        if ok and m["status"] != "ok":
+            verdict = "FAIL (" + m["status"] + ")"
         mem_rows.append([fname, f"{largest:,}", fmt(target, 1),
                          fmt(m["rss_mb"], 1) if ok else m["status"], verdict])
     t3, m3 = table(["file", "largest frame bytes", "target MB (3x+200)", "mcpsift peak RSS MB", "result"], mem_rows)

@@ -132,7 +132,8 @@ generate "$DATA/small.log" "$SIZE_SMALL" "$BENCH_SRC/gen_stdio.py" small "$DATA/
 generate "$DATA/large.log" "$SIZE_LARGE" "$BENCH_SRC/gen_stdio.py" large "$DATA/large.log"
 generate "$DATA/big.pcap" "$SIZE_PCAP" "$BENCH_SRC/gen_pcap.py" "$DATA/big.pcap"
 
-largest_frame() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["largest_frame"])' "$1.meta.json"; }
+meta_field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1.meta.json" "$2"; }
+largest_frame() { meta_field "$1" largest_frame; }
 
 # ---------------------------------------------------------------------------------------------
 # 4. Measurements
@@ -144,7 +145,7 @@ RESULTS="$WORK/results.tsv"
 # A command that exits non-zero or times out is recorded as failed.
 measure() {
     local tool="$1" file="$2"; shift 2
-    local name size lf best="" rss="" status=ok i secs kib rc t0 t1
+    local name size lf best="" rss="" status=ok i secs kib rc t0 t1 frames=-
     name="$(basename "$file")"
     size="$(stat -c %s "$file")"
     lf="$(largest_frame "$file")"
@@ -168,6 +169,10 @@ measure() {
             log "  mcpsift exited 0 but wrote nothing to --out"
             break
         fi
+        if [[ $tool == mcpsift && $i == 1 ]]; then
+            frames="$(count_frames "$WORK/out")/$(meta_field "$file" messages)"
+            log "  frames table rows / messages generated: $frames"
+        fi
         # Wall time from bash's microsecond clock (GNU time's %e has 10 ms steps); RSS from %M.
         read -r _ kib < <(tail -n 1 "$WORK/time")
         secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')"
@@ -176,11 +181,19 @@ measure() {
         if [[ -z $rss || $kib -gt $rss ]]; then rss="$kib"; fi
     done
     if [[ $status != ok ]]; then best=""; rss=""; fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$name" "$size" "$best" "$rss" "$status" "$lf" >>"$RESULTS"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$name" "$size" "$best" "$rss" "$status" "$lf" "$frames" >>"$RESULTS"
+}
+
+# Rows of mcpsift's frames table (one row per JSON-RPC message), read with DuckDB; "?" if unknown.
+count_frames() {
+    local t="$1/frames.parquet"
+    [[ -f $t ]] || { echo "?"; return; }
+    "$PY" -c 'import sys, duckdb; print(duckdb.connect().execute("SELECT count(*) FROM read_parquet(?)", [sys.argv[1]]).fetchone()[0])' \
+        "$t" 2>/dev/null || echo "?"
 }
 
 mcpsift_failed() { # FILE REASON
-    printf '%s\t%s\t%s\t\t\t%s\t%s\n' mcpsift "$(basename "$1")" "$(stat -c %s "$1")" "$2" "$(largest_frame "$1")" >>"$RESULTS"
+    printf '%s\t%s\t%s\t\t\t%s\t%s\t-\n' mcpsift "$(basename "$1")" "$(stat -c %s "$1")" "$2" "$(largest_frame "$1")" >>"$RESULTS"
 }
 
 run_mcpsift() { # FILE

@@ -9,10 +9,18 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // SAFETY: set before any thread exists; polars reads these when printing tables.
-    unsafe {
-        std::env::set_var("POLARS_FMT_MAX_ROWS", std::env::var("POLARS_FMT_MAX_ROWS").unwrap_or_else(|_| "100".into()));
-        std::env::set_var("POLARS_FMT_STR_LEN", std::env::var("POLARS_FMT_STR_LEN").unwrap_or_else(|_| "60".into()));
+    // Terminal table defaults (the user's own POLARS_FMT_* settings win).
+    for (key, value) in [
+        ("POLARS_FMT_MAX_ROWS", "200"),
+        ("POLARS_FMT_STR_LEN", "60"),
+        ("POLARS_FMT_TABLE_HIDE_COLUMN_DATA_TYPES", "1"),
+        ("POLARS_FMT_TABLE_HIDE_COLUMN_SEPARATOR", "1"),
+        ("POLARS_FMT_TABLE_ROUNDED_CORNERS", "1"),
+    ] {
+        if std::env::var_os(key).is_none() {
+            // SAFETY: set before any thread exists; polars reads these when printing tables.
+            unsafe { std::env::set_var(key, value) };
+        }
     }
     let cli = cli::Cli::parse();
     let result = match &cli.command {
