@@ -102,17 +102,19 @@ pub fn discover(paths: &[PathBuf], pairs: &[String]) -> Result<Vec<CaptureInput>
         claimed.push(c2s);
         claimed.push(s2c);
     }
+    let mut files = Vec::new();
     for path in paths {
         let meta = std::fs::metadata(path).map_err(|source| DiscoverError::Io { path: path.clone(), source })?;
-        let mut files = Vec::new();
         if meta.is_dir() {
             walk(path, &mut files)?;
         } else {
             files.push(path.clone());
         }
-        files.retain(|f| !claimed.contains(f));
-        out.extend(pair_up(files));
     }
+    // Files named twice (a folder and a file in it) are one capture.
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| !claimed.contains(f) && seen.insert(f.clone()));
+    out.extend(pair_up(files));
     Ok(out)
 }
 

@@ -251,7 +251,13 @@ impl CaptureModel {
             }
         }
         for m in &messages {
-            self.absorb_message(&session, direction, seq, &frame, m, &mut notes);
+            // A response takes the method and tool of the request it answers.
+            if let Some((method, tool)) = self.absorb_message(&session, direction, seq, &frame, m, &mut notes)
+                && messages.len() == 1
+            {
+                row.method = row.method.take().or(Some(method));
+                row.tool = row.tool.take().or(tool);
+            }
         }
         if !notes.is_empty() {
             row.note = Some(notes.join("; "));
@@ -261,7 +267,17 @@ impl CaptureModel {
         self.out.frames.push(row);
     }
 
-    fn absorb_message(&mut self, session: &str, direction: Direction, seq: u64, frame: &Frame, m: &Message, notes: &mut Vec<String>) {
+    /// Updates sessions and calls with one message; for a paired response returns the
+    /// request's method and tool.
+    fn absorb_message(
+        &mut self,
+        session: &str,
+        direction: Direction,
+        seq: u64,
+        frame: &Frame,
+        m: &Message,
+        notes: &mut Vec<String>,
+    ) -> Option<(String, Option<String>)> {
         let dir = direction.as_str();
         let transport = frame.transport.as_str();
         {
@@ -336,12 +352,13 @@ impl CaptureModel {
                 let Some(idx) = idx else {
                     self.out.unmatched_responses += 1;
                     notes.push(format!("response to unknown request id {id}"));
-                    return;
+                    return None;
                 };
                 let call = &mut self.out.calls[idx];
+                let answered = Some((call.method.clone(), call.tool.clone()));
                 if call.resp_seq.is_some() {
                     notes.push(format!("second response to request id {id}"));
-                    return;
+                    return answered;
                 }
                 call.resp_seq = Some(seq);
                 call.resp_ts_us = frame.ts_us;
@@ -410,9 +427,10 @@ impl CaptureModel {
                         });
                     }
                 }
+                return answered;
             }
             Some(Kind::Notification) if m.method.as_deref() == Some("notifications/cancelled") => {
-                let Some(target) = m.cancels_id.clone() else { return };
+                let Some(target) = m.cancels_id.clone() else { return None };
                 // The canceller is the requester: same direction as the request.
                 if let Some(&idx) = self.calls_by_key.get(&(session.to_string(), dir, target)) {
                     let call = &mut self.out.calls[idx];
@@ -423,6 +441,7 @@ impl CaptureModel {
             }
             _ => {}
         }
+        None
     }
 
     /// Flushes pending frames and completes sessions and calls.
