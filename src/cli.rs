@@ -20,10 +20,12 @@ pub enum Command {
     Query(QueryArgs),
     /// Write every table to a folder as Parquet or CSV.
     Tables(TablesArgs),
+    /// Run every rule and print a summary of the findings (exit 1 with --fail-on).
+    Check(CheckArgs),
 }
 
 /// Inputs and ingest options shared by every command.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct InputArgs {
     /// Files and folders (walked recursively). Every file, or stdio tee pair, is one capture.
     pub paths: Vec<PathBuf>,
@@ -39,6 +41,12 @@ pub struct InputArgs {
     /// Only analyse TCP streams on these ports (packet captures).
     #[arg(long, value_name = "PORT")]
     pub port: Vec<u16>,
+    /// Override or add a reader budget: NAME=BYTES[:WARN_RATIO] (e.g. ts_sdk_stdio=10485760:0.9).
+    #[arg(long, value_name = "NAME=BYTES[:RATIO]")]
+    pub limit: Vec<String>,
+    /// An extra truncation marker (regular expression) looked for at the end of results.
+    #[arg(long, value_name = "REGEX")]
+    pub truncation_marker: Vec<String>,
     /// Print the byte accounting of each input to stderr.
     #[arg(long)]
     pub stats: bool,
@@ -52,7 +60,8 @@ pub struct QueryArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// SQL to run (several statements separated by `;`: the last one's rows are printed).
-    #[arg(long, conflicts_with = "file", required_unless_present = "file")]
+    /// Without --sql or --file, the last PATH may name a rule (e.g. `validation_errors`).
+    #[arg(long, conflicts_with = "file")]
     pub sql: Option<String>,
     /// File holding the SQL.
     #[arg(long)]
@@ -60,6 +69,9 @@ pub struct QueryArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+    /// Folder of extra rule files (*.sql); a file named like a built-in rule replaces it.
+    #[arg(long, value_name = "DIR")]
+    pub queries: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -72,4 +84,40 @@ pub struct TablesArgs {
     /// File format of the tables.
     #[arg(long, value_enum, default_value_t = TableFileFormat::Parquet)]
     pub format: TableFileFormat,
+}
+
+/// Output formats of `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    Text,
+    Json,
+    Sarif,
+}
+
+/// Severities `--fail-on` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum FailOn {
+    Warn,
+    Error,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+    /// Run only these rules (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub rule: Vec<String>,
+    /// Exit 1 when a finding at or above this severity exists (for CI gates).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Folder of extra rule files (*.sql); a file named like a built-in rule replaces it.
+    #[arg(long, value_name = "DIR")]
+    pub queries: Option<PathBuf>,
+    /// Show secrets (Authorization headers, tokens, api keys) instead of redacting them.
+    #[arg(long)]
+    pub no_redact: bool,
 }

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::ingest::discover::{CaptureInput, DiscoverError, discover};
 use crate::ingest::run::{FileReport, IngestOptions, ingest_capture};
-use crate::model::capture::{CaptureModel, CaptureRows};
+use crate::model::capture::{CaptureModel, CaptureRows, ModelOptions};
 use crate::model::tables::{ReaderLimit, Tables, build_tables};
 
 /// One capture's result.
@@ -34,9 +34,9 @@ pub enum LoadError {
 }
 
 /// Ingests one capture into rows.
-pub fn load_capture(input: &CaptureInput, opts: &IngestOptions) -> LoadedCapture {
+pub fn load_capture(input: &CaptureInput, opts: &IngestOptions, model_opts: &std::sync::Arc<ModelOptions>) -> LoadedCapture {
     let name = input.name().to_string();
-    let mut model = CaptureModel::new(&name, &default_session(input));
+    let mut model = CaptureModel::new(&name, &default_session(input), std::sync::Arc::clone(model_opts));
     let files = ingest_capture(input, opts, &mut model);
     LoadedCapture { name, files, rows: model.finish() }
 }
@@ -50,12 +50,13 @@ fn default_session(input: &CaptureInput) -> String {
 }
 
 /// Discovers, ingests and tabulates `paths` (plus explicit `pairs`).
-pub fn load(paths: &[PathBuf], pairs: &[String], opts: &IngestOptions, limits: &[ReaderLimit]) -> Result<Loaded, LoadError> {
+pub fn load(paths: &[PathBuf], pairs: &[String], opts: &IngestOptions, model_opts: &ModelOptions, limits: &[ReaderLimit]) -> Result<Loaded, LoadError> {
     if paths.is_empty() && pairs.is_empty() {
         return Err(LoadError::NoInputs);
     }
     let inputs = discover(paths, pairs)?;
-    let captures: Vec<LoadedCapture> = inputs.par_iter().map(|i| load_capture(i, opts)).collect();
+    let model_opts = std::sync::Arc::new(model_opts.clone());
+    let captures: Vec<LoadedCapture> = inputs.par_iter().map(|i| load_capture(i, opts, &model_opts)).collect();
     let rows: Vec<&CaptureRows> = captures.iter().map(|c| &c.rows).collect();
     let tables = build_tables(&rows, limits)?;
     Ok(Loaded { captures, tables })

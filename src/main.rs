@@ -26,9 +26,10 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         cli::Command::Query(a) => cmd::query::run(a),
         cli::Command::Tables(a) => cmd::tables::run(a),
+        cli::Command::Check(a) => cmd::check::run(a),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
                 return ExitCode::SUCCESS;

@@ -33,7 +33,7 @@ fn fifty_mib_line_without_newline_is_one_incomplete_frame() {
     input.resize(50 << 20, b'a');
     let p = write(&dir, "s2c.log", &input);
     let opts = mcpsift::ingest::run::IngestOptions { max_frame_bytes: 1 << 20, ..Default::default() };
-    let loaded = mcpsift::load::load(&[p], &[], &opts, &mcpsift::model::tables::default_limits()).unwrap();
+    let loaded = mcpsift::load::load(&[p], &[], &opts, &Default::default(), &mcpsift::model::tables::default_limits()).unwrap();
     let r = rows(&loaded, "SELECT kind, wire_bytes, note FROM frames");
     assert_eq!(r.len(), 1);
     assert_eq!(r[0]["kind"], "incomplete");

@@ -3,6 +3,7 @@
 mod util;
 
 mod bad_input;
+mod check;
 mod cli;
 mod corpus;
 mod samples;

@@ -29,7 +29,7 @@ pub fn samples() -> PathBuf {
 }
 
 pub fn load_paths(paths: &[PathBuf]) -> Loaded {
-    load(paths, &[], &IngestOptions::default(), &default_limits()).expect("load")
+    load(paths, &[], &IngestOptions::default(), &Default::default(), &default_limits()).expect("load")
 }
 
 /// Runs SQL and returns the rows as JSON objects.

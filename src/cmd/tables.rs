@@ -5,7 +5,7 @@ use anyhow::Context as _;
 use crate::cli::TablesArgs;
 use mcpsift::report::table_out::write_table_file;
 
-pub fn run(args: &TablesArgs) -> anyhow::Result<()> {
+pub fn run(args: &TablesArgs) -> anyhow::Result<u8> {
     let loaded = super::load_inputs(&args.input)?;
     std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
     let tables = loaded.tables;
@@ -14,5 +14,5 @@ pub fn run(args: &TablesArgs) -> anyhow::Result<()> {
         let path = write_table_file(&mut df, &args.out, name, args.format)?;
         println!("{}\t{} rows", path.display(), df.height());
     }
-    Ok(())
+    Ok(0)
 }

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::message::{Kind, Message, Parsed, parse_payload};
 use super::rows::{CallRow, EventRow, FrameRow, SessionRow, ToolRow};
+use super::validate::{OutputSchemas, SchemaCheck, text_disagreement};
 use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip};
 
 /// Parse this many payload bytes (or frames) together on all cores.
@@ -34,7 +35,9 @@ struct SessionState {
     /// Saw a transport-level sign of a clean end (HTTP DELETE answered, host "transport closed").
     clean_end: bool,
     abrupt_reason: Option<String>,
-    last_frame_incomplete: bool,
+    last_frame_incomplete: Option<String>,
+    unanswered: Vec<String>,
+    timeout_cancels: u64,
 }
 
 /// Everything one capture yields.
@@ -45,6 +48,7 @@ pub struct CaptureRows {
     pub sessions: Vec<SessionRow>,
     pub tools: Vec<ToolRow>,
     pub events: Vec<EventRow>,
+    pub pages: Vec<super::pages::PageRow>,
     pub framing: BTreeMap<&'static str, u64>,
     pub diagnostics: Vec<Diagnostic>,
     pub frames_by_kind: BTreeMap<&'static str, u64>,
@@ -54,8 +58,17 @@ pub struct CaptureRows {
     pub unmatched_responses: u64,
 }
 
+/// Options of the model stage.
+#[derive(Debug, Clone, Default)]
+pub struct ModelOptions {
+    /// Extra truncation markers (`--truncation-marker REGEX`), looked for in the last 1 KiB
+    /// of each response.
+    pub truncation_markers: Vec<regex::Regex>,
+}
+
 /// The sink that turns one capture's frames into rows.
 pub struct CaptureModel {
+    options: std::sync::Arc<ModelOptions>,
     capture: String,
     /// File currently being read (diagnostics name it).
     current_file: String,
@@ -70,11 +83,14 @@ pub struct CaptureModel {
     calls_by_key: HashMap<(String, &'static str, String), usize>,
     /// (connection, exchange) → call index, to pair `id: null` HTTP errors.
     calls_by_exchange: HashMap<(u64, u64), usize>,
+    /// outputSchemas listed so far, per session and tool.
+    schemas: OutputSchemas,
 }
 
 impl CaptureModel {
-    pub fn new(capture: &str, default_session: &str) -> Self {
+    pub fn new(capture: &str, default_session: &str, options: std::sync::Arc<ModelOptions>) -> Self {
         CaptureModel {
+            options,
             capture: capture.to_string(),
             current_file: capture.to_string(),
             default_session: default_session.to_string(),
@@ -86,6 +102,7 @@ impl CaptureModel {
             session_order: Vec::new(),
             calls_by_key: HashMap::new(),
             calls_by_exchange: HashMap::new(),
+            schemas: OutputSchemas::default(),
         }
     }
 
@@ -193,7 +210,10 @@ impl CaptureModel {
             notes.push(n.clone());
         }
         let messages: Vec<Message> = match parsed {
-            Parsed::One(m) => {
+            Parsed::One(mut m) => {
+                if m.truncation_marker.is_none() && m.kind == Some(Kind::Response) && !self.options.truncation_markers.is_empty() {
+                    m.truncation_marker = custom_marker(&self.options.truncation_markers, &frame.payload);
+                }
                 fill_frame_row(&mut row, &m);
                 if let Some(n) = &m.note {
                     notes.push(n.clone());
@@ -243,7 +263,11 @@ impl CaptureModel {
                 r.first_ts_us = Some(r.first_ts_us.map_or(ts, |f| f.min(ts)));
                 r.last_ts_us = Some(r.last_ts_us.map_or(ts, |l| l.max(ts)));
             }
-            st.last_frame_incomplete = frame.incomplete.is_some();
+            st.last_frame_incomplete = frame.incomplete.clone();
+            if direction == Direction::ServerToClient && matches!(row.kind, "non_json" | "invalid_json" | "not_jsonrpc") {
+                st.row.non_json_s2c += 1;
+                st.row.non_json_s2c_bytes += frame.wire_bytes;
+            }
             if let Some(h) = &frame.http
                 && h.method == "DELETE"
             {
@@ -400,9 +424,41 @@ impl CaptureModel {
                     && matches!(m.error_code, Some(-32602) | Some(-32600))
                     && m.error_message.as_deref().is_some_and(|e| e.contains("tructured content") || e.contains("output schema"))
                 {
-                    call.validation = "server_output";
+                    call.validation = "client_structured";
                     call.validation_detail = m.error_message.clone();
                 }
+                call.first_item_key = m.first_item_key.clone();
+                call.last_item_key = m.last_item_key.clone();
+                if m.kind == Some(Kind::Response) && call.method == "tools/call" {
+                    call.content_blocks = Some(m.content_blocks);
+                    call.error_with_structured = m.is_error == Some(true) && m.has_structured;
+                    call.empty_content = m.has_structured && m.content_blocks == 0;
+                    if let (Some(text), Some(sc)) = (&m.first_text, &m.structured)
+                        && let Some(why) = text_disagreement(text, sc)
+                    {
+                        call.text_disagrees = true;
+                        call.note = Some(why);
+                    }
+                    if let Some(tool) = call.tool.clone() {
+                        call.schema_known = self.schemas.knows(session, &tool);
+                        call.missing_structured = call.schema_known && !m.has_structured && m.is_error != Some(true);
+                        if let Some(sc) = &m.structured {
+                            match self.schemas.check(session, &tool, sc) {
+                                SchemaCheck::Valid => call.schema_valid = Some(true),
+                                SchemaCheck::Invalid(errors) => {
+                                    call.schema_valid = Some(false);
+                                    if call.validation == "none" {
+                                        call.validation = "predicted_reject";
+                                        call.validation_detail = Some(errors.join("; "));
+                                    }
+                                }
+                                SchemaCheck::SchemaError(e) => call.validation_detail = Some(e),
+                                SchemaCheck::NoSchema => {}
+                            }
+                        }
+                    }
+                }
+                let call = &mut self.out.calls[idx];
                 if call.cancelled {
                     call.outcome = "cancelled";
                 }
@@ -411,6 +467,9 @@ impl CaptureModel {
                     st.tools_list_pages += 1;
                     let page = st.tools_list_pages;
                     for t in &m.tools {
+                        if let Some(schema) = &t.output_schema {
+                            self.schemas.insert(session, &t.name, schema.clone());
+                        }
                         self.out.tools.push(ToolRow {
                             capture: self.capture.clone(),
                             session: session.to_string(),
@@ -424,6 +483,10 @@ impl CaptureModel {
                             has_output_schema: t.has_output_schema,
                             schema_bytes: t.schema_bytes,
                             list_payload_bytes: frame.wire_bytes,
+                            arrays_without_items: t.arrays_without_items,
+                            first_array_without_items: t.first_array_without_items.clone(),
+                            tuple_items: t.tuple_items,
+                            list_tools: m.tools.len() as u64,
                         });
                     }
                 }
@@ -432,6 +495,9 @@ impl CaptureModel {
             Some(Kind::Notification) if m.method.as_deref() == Some("notifications/cancelled") => {
                 let Some(target) = m.cancels_id.clone() else { return None };
                 // The canceller is the requester: same direction as the request.
+                if m.cancel_reason.as_deref().is_some_and(|r| r.to_ascii_lowercase().contains("timed out") || r.to_ascii_lowercase().contains("timeout")) {
+                    self.session_mut(session, transport).timeout_cancels += 1;
+                }
                 if let Some(&idx) = self.calls_by_key.get(&(session.to_string(), dir, target)) {
                     let call = &mut self.out.calls[idx];
                     call.cancelled = true;
@@ -462,10 +528,14 @@ impl CaptureModel {
                     call.protocol_version = s.protocol_version.clone();
                 }
             }
-            if call.resp_seq.is_none() && !call.cancelled {
-                if let Some(st) = self.sessions.get_mut(&call.session) {
-                    st.abrupt_reason.get_or_insert_with(|| format!("request {} ({}) never answered", call.rpc_id, call.method));
-                }
+            if call.resp_seq.is_none() && !call.cancelled
+                && let Some(st) = self.sessions.get_mut(&call.session)
+            {
+                let what = match &call.tool {
+                    Some(t) => format!("{} {t}", call.method),
+                    None => call.method.clone(),
+                };
+                st.unanswered.push(format!("id {} ({what})", call.rpc_id));
             }
         }
         for e in &out.events {
@@ -473,7 +543,7 @@ impl CaptureModel {
                 && let Some(st) = self.sessions.get_mut(s)
             {
                 if e.kind == "transport_closed_unexpectedly" {
-                    st.abrupt_reason = Some(e.text.chars().take(200).collect());
+                    st.abrupt_reason = Some("host: transport closed unexpectedly".into());
                 } else if e.kind == "transport_closed" {
                     st.clean_end = true;
                 }
@@ -484,21 +554,47 @@ impl CaptureModel {
         }
         for key in &self.session_order {
             let Some(mut st) = self.sessions.remove(key) else { continue };
-            if st.last_frame_incomplete {
-                st.abrupt_reason.get_or_insert_with(|| "last frame incomplete".into());
+            let mut causes: Vec<String> = Vec::new();
+            if let Some(why) = &st.last_frame_incomplete {
+                causes.push(format!("last frame incomplete: {why}"));
             }
-            st.row.ending = match (&st.abrupt_reason, st.clean_end) {
-                (Some(_), _) => "abrupt",
-                (None, _) if st.row.frames == 0 => "unknown",
-                (None, _) => "clean",
+            if let Some(why) = &st.abrupt_reason {
+                causes.push(why.clone());
+            }
+            if !st.unanswered.is_empty() {
+                causes.push(format!("{} request(s) never answered: {}", st.unanswered.len(), st.unanswered.join(", ")));
+            }
+            let abrupt = !causes.is_empty();
+            if abrupt && st.row.non_json_s2c > 0 {
+                causes.push(format!("server wrote {} non-JSON line(s) where the client reads messages", st.row.non_json_s2c));
+            }
+            if abrupt && st.timeout_cancels > 0 {
+                causes.push(format!("{} request(s) cancelled after a client timeout", st.timeout_cancels));
+            }
+            st.row.ending = if abrupt {
+                "abrupt"
+            } else if st.row.frames == 0 {
+                "unknown"
+            } else {
+                "clean"
             };
-            if st.row.last_error.is_none() {
-                st.row.last_error = st.abrupt_reason.clone();
+            if abrupt {
+                st.row.end_cause = Some(causes.join("; "));
+                if st.row.last_error.is_none() {
+                    st.row.last_error = st.row.end_cause.clone();
+                }
             }
             out.sessions.push(st.row);
         }
+        out.pages = super::pages::build_pages(&out.calls);
         out
     }
+}
+
+/// The first user pattern found in the last 1 KiB of a payload.
+fn custom_marker(patterns: &[regex::Regex], payload: &[u8]) -> Option<String> {
+    let tail = String::from_utf8_lossy(&payload[payload.len().saturating_sub(1024)..]);
+    patterns.iter().find_map(|re| re.find(&tail).map(|m| m.as_str().to_string()))
 }
 
 /// Server-side output-schema failures as the SDKs word them (mcp-wire-facts.md §6).

@@ -69,6 +69,11 @@ pub struct ToolDef {
     pub schema_bytes: u64,
     /// The outputSchema text, kept for validation of later results.
     pub output_schema: Option<String>,
+    /// `type: array` nodes without `items`/`prefixItems` in inputSchema, and the first one's path.
+    pub arrays_without_items: u64,
+    pub first_array_without_items: Option<String>,
+    /// inputSchema uses draft-07 tuple-form `items: [...]`.
+    pub tuple_items: bool,
 }
 
 /// Everything model needs from one JSON-RPC message.
@@ -103,6 +108,9 @@ pub struct Message {
     /// `nextCursor` of a list result, or `nextCursor`/`next_cursor` in structuredContent.
     pub cursor_out: Option<String>,
     pub items_returned: Option<u64>,
+    /// Keys (`id`, `*_id`, `uri`, `name`) of the first and last item of the page's main array.
+    pub first_item_key: Option<String>,
+    pub last_item_key: Option<String>,
     pub page_size_arg: Option<i64>,
     /// `notifications/cancelled`: the id it cancels (JSON text) and the reason.
     pub cancels_id: Option<String>,
@@ -111,8 +119,10 @@ pub struct Message {
     pub note: Option<String>,
 }
 
-/// Keep texts and structuredContent up to this size for comparisons; larger ones are only measured.
+/// Keep texts up to this size for comparisons; larger ones are only measured.
 const KEEP_TEXT_BYTES: usize = 64 * 1024;
+/// Keep structuredContent up to this size for schema validation.
+const KEEP_STRUCTURED_BYTES: usize = 1 << 20;
 
 fn lenient_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     let v = <Option<&RawValue>>::deserialize(d)?;
@@ -517,8 +527,15 @@ fn read_result(r: ResultView, m: &mut Message) {
     if let Some(sc) = r.structured.filter(|s| s.get() != "null") {
         m.has_structured = true;
         m.structured_bytes = sc.get().len() as u64;
-        if sc.get().len() <= KEEP_TEXT_BYTES {
+        if sc.get().len() <= KEEP_STRUCTURED_BYTES {
             m.structured = Some(sc.get().to_string());
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(sc.get())
+                && let Some(items) = main_array(&v)
+            {
+                m.items_returned = Some(items.len() as u64);
+                m.first_item_key = items.first().and_then(item_key);
+                m.last_item_key = items.last().and_then(item_key);
+            }
         }
         if let Ok(pr) = serde_json::from_str::<PageResult>(sc.get()) {
             m.cursor_out = raw_str(pr.next_cursor_camel).or_else(|| raw_str(pr.next_cursor));
@@ -548,9 +565,37 @@ fn read_result(r: ResultView, m: &mut Message) {
     if let Some(tools) = r.tools {
         m.items_returned = Some(tools.len() as u64);
         m.tools = tools.into_iter().map(tool_def).collect();
+        m.first_item_key = m.tools.first().map(|t| t.name.clone());
+        m.last_item_key = m.tools.last().map(|t| t.name.clone());
     } else if let Some(n) = lists.into_iter().flatten().next() {
         m.items_returned = Some(n as u64);
     }
+}
+
+/// The page's items: the first top-level array of objects in structuredContent (or the value
+/// itself when it is such an array).
+fn main_array(v: &serde_json::Value) -> Option<&Vec<serde_json::Value>> {
+    let is_items = |a: &Vec<serde_json::Value>| a.first().is_none_or(serde_json::Value::is_object);
+    match v {
+        serde_json::Value::Array(a) if is_items(a) => Some(a),
+        serde_json::Value::Object(o) => o.values().find_map(|x| x.as_array().filter(|a| is_items(a) && !a.is_empty())),
+        _ => None,
+    }
+}
+
+/// An item's identity: `id`, a `*_id` field, `uri` or `name`.
+fn item_key(item: &serde_json::Value) -> Option<String> {
+    let o = item.as_object()?;
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    o.get("id")
+        .and_then(text)
+        .or_else(|| o.iter().find(|(k, _)| k.ends_with("_id")).and_then(|(_, v)| text(v)))
+        .or_else(|| o.get("uri").and_then(text))
+        .or_else(|| o.get("name").and_then(text))
 }
 
 /// The marker a text block ends with (looked for in its last 256 raw bytes).
@@ -570,13 +615,61 @@ fn schema_head(schema: &RawValue) -> (String, Option<String>) {
     }
 }
 
+/// Walks a JSON Schema for array nodes without `items` and tuple-form `items`.
+#[derive(Default)]
+struct SchemaWalk {
+    arrays_without_items: u64,
+    first_path: Option<String>,
+    tuple_items: bool,
+}
+
+impl SchemaWalk {
+    fn visit(&mut self, v: &serde_json::Value, path: &str) {
+        let Some(o) = v.as_object() else {
+            if let Some(a) = v.as_array() {
+                for (i, x) in a.iter().enumerate() {
+                    self.visit(x, &format!("{path}/{i}"));
+                }
+            }
+            return;
+        };
+        let is_array = match o.get("type") {
+            Some(serde_json::Value::String(t)) => t == "array",
+            Some(serde_json::Value::Array(ts)) => ts.iter().any(|t| t == "array"),
+            _ => false,
+        };
+        if is_array && !o.contains_key("items") && !o.contains_key("prefixItems") {
+            self.arrays_without_items += 1;
+            self.first_path.get_or_insert_with(|| path.to_string());
+        }
+        if o.get("items").is_some_and(serde_json::Value::is_array) {
+            self.tuple_items = true;
+        }
+        for (k, child) in o {
+            if matches!(k.as_str(), "enum" | "const" | "default" | "examples" | "required") {
+                continue;
+            }
+            self.visit(child, &format!("{path}/{k}"));
+        }
+    }
+}
+
 fn tool_def(t: ToolView) -> ToolDef {
     let (input_root_type, input_dialect) = match t.input_schema {
         Some(s) => schema_head(s),
         None => ("missing".into(), None),
     };
     let output_dialect = t.output_schema.and_then(|s| schema_head(s).1);
+    let mut walk = SchemaWalk::default();
+    if let Some(schema) = t.input_schema
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(schema.get())
+    {
+        walk.visit(&v, "#");
+    }
     ToolDef {
+        arrays_without_items: walk.arrays_without_items,
+        first_array_without_items: walk.first_path,
+        tuple_items: walk.tuple_items,
         name: raw_str(t.name).unwrap_or_default(),
         title: raw_str(t.title),
         description_utf16: raw_str(t.description).map(|d| utf16_units(&d)),

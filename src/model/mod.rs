@@ -3,5 +3,7 @@
 pub mod capture;
 pub mod jsonstr;
 pub mod message;
+pub mod pages;
 pub mod rows;
 pub mod tables;
+pub mod validate;

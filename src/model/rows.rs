@@ -65,6 +65,22 @@ pub struct CallRow {
     pub has_structured: bool,
     pub text_bytes: Option<u64>,
     pub blob_bytes_b64: Option<u64>,
+    /// Content blocks in the result.
+    pub content_blocks: Option<u32>,
+    /// The session listed an outputSchema for the tool before this result.
+    pub schema_known: bool,
+    /// structuredContent valid against that schema (null: not checked).
+    pub schema_valid: Option<bool>,
+    /// isError result that carries structuredContent (validating clients still check it).
+    pub error_with_structured: bool,
+    /// outputSchema declared, no structuredContent, not an error.
+    pub missing_structured: bool,
+    /// structuredContent beside an empty (or absent) content array.
+    pub empty_content: bool,
+    /// First text block and structuredContent disagree.
+    pub text_disagrees: bool,
+    pub first_item_key: Option<String>,
+    pub last_item_key: Option<String>,
     pub cancelled: bool,
     pub cancel_reason: Option<String>,
     pub note: Option<String>,
@@ -89,6 +105,11 @@ pub struct SessionRow {
     pub max_frame_bytes: u64,
     pub ending: &'static str,
     pub last_error: Option<String>,
+    /// Why an abrupt session most likely ended (null when clean).
+    pub end_cause: Option<String>,
+    /// Non-JSON lines the server wrote where the client reads messages.
+    pub non_json_s2c: u64,
+    pub non_json_s2c_bytes: u64,
 }
 
 /// One row of `tools` (every tool of every `tools/list` result).
@@ -106,6 +127,12 @@ pub struct ToolRow {
     pub has_output_schema: bool,
     pub schema_bytes: u64,
     pub list_payload_bytes: u64,
+    /// `type: array` nodes without `items` in inputSchema, and the first one's JSON pointer.
+    pub arrays_without_items: u64,
+    pub first_array_without_items: Option<String>,
+    pub tuple_items: bool,
+    /// Tools in the whole list page.
+    pub list_tools: u64,
 }
 
 /// One row of `events`.

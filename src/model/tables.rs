@@ -3,6 +3,7 @@
 use polars::prelude::*;
 
 use super::capture::CaptureRows;
+use super::pages::PageRow;
 use super::rows::{CallRow, EventRow, FrameRow, SessionRow, ToolRow};
 
 /// A named reader budget (`limits` table).
@@ -11,21 +12,54 @@ pub struct ReaderLimit {
     pub name: String,
     pub bytes: u64,
     pub warn_ratio: f64,
+    /// What the budget applies to: `stdio` frames (also host logs and transcripts of stdio
+    /// sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads.
+    pub scope: String,
+    /// Checked by `near_limit_frames` (others are thresholds other rules use). `--limit`
+    /// enables the limit it names.
+    pub enabled: bool,
 }
 
 /// Default budgets, from reference/field-notes.md.
 pub fn default_limits() -> Vec<ReaderLimit> {
     [
-        ("ts_sdk_stdio", 10_485_760),
-        ("codex_stdio", 8_388_608),
-        ("go_scanner", 65_536),
-        ("sdk_http_body", 4_194_304),
-        ("inline_result", 1_048_576),
-        ("truncation_cap_64k", 65_536),
+        ("ts_sdk_stdio", 10_485_760, "stdio", true),
+        ("codex_stdio", 8_388_608, "stdio", true),
+        ("go_scanner", 65_536, "stdio", false),
+        ("sdk_http_body", 4_194_304, "http_request", true),
+        ("inline_result", 1_048_576, "result", false),
+        ("truncation_cap_64k", 65_536, "result", false),
+        ("tools_list_payload", 204_800, "tools_list", true),
     ]
     .into_iter()
-    .map(|(name, bytes)| ReaderLimit { name: name.to_string(), bytes, warn_ratio: 0.9 })
+    .map(|(name, bytes, scope, enabled)| ReaderLimit { name: name.to_string(), bytes, warn_ratio: 0.9, scope: scope.to_string(), enabled })
     .collect()
+}
+
+/// Applies `--limit NAME=BYTES[:RATIO]`: overrides a default (and enables it) or adds a new
+/// `stdio` limit.
+pub fn apply_limit_override(limits: &mut Vec<ReaderLimit>, spec: &str) -> Result<(), String> {
+    let (name, rest) = spec.split_once('=').ok_or_else(|| format!("--limit {spec}: expected NAME=BYTES[:RATIO]"))?;
+    let (bytes, ratio) = match rest.split_once(':') {
+        Some((b, r)) => (b, Some(r)),
+        None => (rest, None),
+    };
+    let bytes: u64 = bytes.replace('_', "").parse().map_err(|_| format!("--limit {spec}: BYTES must be a whole number"))?;
+    let ratio: Option<f64> = match ratio {
+        Some(r) => Some(r.parse().ok().filter(|r: &f64| *r > 0.0 && *r <= 1.0).ok_or_else(|| format!("--limit {spec}: RATIO must be in (0, 1]"))?),
+        None => None,
+    };
+    match limits.iter_mut().find(|l| l.name == name) {
+        Some(l) => {
+            l.bytes = bytes;
+            l.enabled = true;
+            if let Some(r) = ratio {
+                l.warn_ratio = r;
+            }
+        }
+        None => limits.push(ReaderLimit { name: name.to_string(), bytes, warn_ratio: ratio.unwrap_or(0.9), scope: "stdio".into(), enabled: true }),
+    }
+    Ok(())
 }
 
 /// All tables of a run.
@@ -35,18 +69,20 @@ pub struct Tables {
     pub sessions: DataFrame,
     pub tools: DataFrame,
     pub events: DataFrame,
+    pub pages: DataFrame,
     pub limits: DataFrame,
 }
 
 impl Tables {
     /// (name, table) pairs in a stable order.
-    pub fn named(&self) -> [(&'static str, &DataFrame); 6] {
+    pub fn named(&self) -> [(&'static str, &DataFrame); 7] {
         [
             ("frames", &self.frames),
             ("calls", &self.calls),
             ("sessions", &self.sessions),
             ("tools", &self.tools),
             ("events", &self.events),
+            ("pages", &self.pages),
             ("limits", &self.limits),
         ]
     }
@@ -69,27 +105,36 @@ fn calls_df(rows: &[&CallRow]) -> PolarsResult<DataFrame> {
         server_name, server_version, protocol_version, req_seq, resp_seq, req_ts_us, resp_ts_us, latency_ms, req_bytes,
         resp_bytes, outcome, is_error, error_code, error_message, validation, validation_detail, truncated,
         truncation_marker, cursor_in, cursor_out, items_returned, page_size_arg, has_structured, text_bytes,
-        blob_bytes_b64, cancelled, cancel_reason, note))
+        blob_bytes_b64, content_blocks, schema_known, schema_valid, error_with_structured, missing_structured,
+        empty_content, text_disagrees, first_item_key, last_item_key, cancelled, cancel_reason, note))
 }
 
 fn sessions_df(rows: &[&SessionRow]) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(columns!(rows; capture, session, transport, client_name, client_version, server_name,
         server_version, protocol_version, first_ts_us, last_ts_us, frames, bytes_c2s, bytes_s2c, max_frame_bytes, ending,
-        last_error))
+        last_error, end_cause, non_json_s2c, non_json_s2c_bytes))
 }
 
 fn tools_df(rows: &[&ToolRow]) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(columns!(rows; capture, session, page, tool, title, description_utf16, input_root_type,
-        input_dialect, output_dialect, has_output_schema, schema_bytes, list_payload_bytes))
+        input_dialect, output_dialect, has_output_schema, schema_bytes, list_payload_bytes, arrays_without_items,
+        first_array_without_items, tuple_items, list_tools))
 }
 
 fn events_df(rows: &[&EventRow]) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(columns!(rows; capture, session, ts_us, offset, level, server, kind, text))
 }
 
+fn pages_df(rows: &[&PageRow]) -> PolarsResult<DataFrame> {
+    DataFrame::new_infer_height(columns!(rows; capture, session, chain, chain_id, page_no, rpc_id, req_seq, cursor_in,
+        cursor_out, items_returned, page_size_arg, first_item_key, last_item_key, cursor_decoded, offset_in, offset_out,
+        cursor_seen_before, cursor_issued_before, cursor_issued_in, followed, advance, repeated_items, skipped_items,
+        page_size_changed, cursor_matches_last_item, answered, resp_bytes))
+}
+
 fn limits_df(limits: &[ReaderLimit]) -> PolarsResult<DataFrame> {
     let rows: Vec<&ReaderLimit> = limits.iter().collect();
-    DataFrame::new_infer_height(columns!(rows; name, bytes, warn_ratio))
+    DataFrame::new_infer_height(columns!(rows; name, bytes, warn_ratio, scope, enabled))
 }
 
 /// Builds every table from the captures' rows.
@@ -99,12 +144,14 @@ pub fn build_tables(captures: &[&CaptureRows], limits: &[ReaderLimit]) -> Polars
     let sessions: Vec<&SessionRow> = captures.iter().flat_map(|c| &c.sessions).collect();
     let tools: Vec<&ToolRow> = captures.iter().flat_map(|c| &c.tools).collect();
     let events: Vec<&EventRow> = captures.iter().flat_map(|c| &c.events).collect();
+    let pages: Vec<&PageRow> = captures.iter().flat_map(|c| &c.pages).collect();
     Ok(Tables {
         frames: frames_df(&frames)?,
         calls: calls_df(&calls)?,
         sessions: sessions_df(&sessions)?,
         tools: tools_df(&tools)?,
         events: events_df(&events)?,
+        pages: pages_df(&pages)?,
         limits: limits_df(limits)?,
     })
 }

@@ -8,6 +8,8 @@ use sqlparser::parser::Parser;
 
 use crate::model::tables::Tables;
 
+pub mod rules;
+
 #[derive(Debug, thiserror::Error)]
 pub enum QueryError {
     #[error("SQL does not parse: {0}")]

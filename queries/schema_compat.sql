@@ -1,0 +1,79 @@
+-- schema_compat: tools/list entries clients reject or silently cut. One finding per tool
+-- problem, plus one per list for payload size and tool count:
+--   SL001 inputSchema root `type` is not "object" (the TS client's listTools() throws a
+--         ZodError for the whole list)
+--   SL004 an array without `items` (rejected by strict validators, e.g. OpenAI function calling)
+--   SL007 duplicate tool name in one list, or across the servers of one capture
+--   dialect: `$schema` other than 2020-12 (draft-07 as the TS SDK emits is info; some clients
+--         accept only 2020-12: typescript-sdk #2721), tuple-form `items`
+--   description over 2048 UTF-16 units (Claude Code cuts it silently: claude-code #41593)
+--   list payload over the `tools_list_payload` budget (Cursor: ~220-290 KB lists showed 0 tools)
+--   tool count over 40 (info), 80 (warn), 100 (error): clients drop the extra tools
+-- Evidence: reference/field-notes.md; corpus lint_catalog_* (planted defects and controls).
+WITH t AS (SELECT * FROM tools),
+budget AS (SELECT bytes AS budget_bytes FROM limits WHERE name = 'tools_list_payload'),
+dups AS (
+  SELECT capture, session, page, tool, COUNT(*) AS n FROM tools GROUP BY capture, session, page, tool HAVING COUNT(*) > 1
+),
+per_tool AS (
+  SELECT capture, session, tool, list_payload_bytes, schema_bytes,
+    CASE WHEN input_root_type <> 'object' THEN 'error' ELSE NULL END AS sl001,
+    CASE WHEN arrays_without_items > 0 THEN 'error' ELSE NULL END AS sl004,
+    CONCAT(
+      CASE WHEN input_root_type <> 'object' THEN CONCAT('SL001 inputSchema root type is ', input_root_type, '; ') ELSE '' END,
+      CASE WHEN arrays_without_items > 0 THEN CONCAT('SL004 ', CAST(arrays_without_items AS VARCHAR), ' array(s) without items, first at ', first_array_without_items, '; ') ELSE '' END,
+      CASE WHEN tuple_items THEN 'tuple-form items (draft-07 style); ' ELSE '' END,
+      CASE WHEN description_utf16 > 2048 THEN CONCAT('description is ', CAST(description_utf16 AS VARCHAR), ' UTF-16 units, ', CAST(description_utf16 - 2048 AS VARCHAR), ' cut at 2048; ') ELSE '' END,
+      CASE WHEN output_dialect IS NOT NULL AND output_dialect NOT LIKE '%2020-12%' AND output_dialect NOT LIKE '%draft-07%' THEN CONCAT('outputSchema dialect ', output_dialect, '; ') ELSE '' END,
+      CASE WHEN input_dialect IS NOT NULL AND input_dialect NOT LIKE '%2020-12%' AND input_dialect NOT LIKE '%draft-07%' THEN CONCAT('inputSchema dialect ', input_dialect, '; ') ELSE '' END
+    ) AS causes,
+    description_utf16
+  FROM t
+),
+tool_findings AS (
+  SELECT 'schema_compat' AS rule,
+         CASE WHEN causes LIKE '%SL00%' THEN 'error' ELSE 'warn' END AS severity,
+         capture, session, CAST(NULL AS VARCHAR) AS rpc_id, tool, schema_bytes AS bytes, causes AS detail
+  FROM per_tool WHERE causes <> ''
+),
+dup_findings AS (
+  SELECT 'schema_compat' AS rule, 'error' AS severity, capture, session, CAST(NULL AS VARCHAR) AS rpc_id, tool,
+         CAST(n AS BIGINT) AS bytes, CONCAT('SL007 tool name listed ', CAST(n AS VARCHAR), ' times on page ', CAST(page AS VARCHAR), '; ') AS detail
+  FROM dups
+),
+lists AS (
+  SELECT capture, session, page, MAX(list_payload_bytes) AS payload, MAX(list_tools) AS tool_count,
+         SUM(CASE WHEN output_dialect LIKE '%draft-07%' OR input_dialect LIKE '%draft-07%' THEN 1 ELSE 0 END) AS draft07
+  FROM tools GROUP BY capture, session, page
+),
+list_findings AS (
+  SELECT 'schema_compat' AS rule,
+         CASE WHEN payload > budget_bytes OR tool_count > 100 THEN 'error' WHEN tool_count > 80 THEN 'warn' ELSE 'info' END AS severity,
+         capture, session, CAST(NULL AS VARCHAR) AS rpc_id, CAST(NULL AS VARCHAR) AS tool, payload AS bytes,
+         CONCAT(
+           CASE WHEN payload > budget_bytes THEN CONCAT('tools/list page ', CAST(page AS VARCHAR), ' is ', CAST(payload AS VARCHAR), ' bytes, over the ', CAST(budget_bytes AS VARCHAR), '-byte client budget; ') ELSE '' END,
+           CASE WHEN tool_count > 40 THEN CONCAT(CAST(tool_count AS VARCHAR), ' tools in one page (clients drop tools past 40-100); ') ELSE '' END,
+           CASE WHEN draft07 > 0 THEN CONCAT(CAST(draft07 AS VARCHAR), ' tool schema(s) declare draft-07; clients that accept only 2020-12 reject them; ') ELSE '' END) AS detail
+  FROM lists CROSS JOIN budget
+  WHERE payload > budget_bytes OR tool_count > 40 OR draft07 > 0
+),
+cross_server AS (
+  SELECT capture, tool, COUNT(DISTINCT session) AS sessions
+  FROM (SELECT t.capture, t.session, t.tool, s.server_name FROM tools t JOIN sessions s ON t.capture = s.capture AND t.session = s.session) x
+  GROUP BY capture, tool
+  HAVING COUNT(DISTINCT server_name) > 1
+),
+cross_findings AS (
+  SELECT 'schema_compat' AS rule, 'warn' AS severity, capture, CAST(NULL AS VARCHAR) AS session, CAST(NULL AS VARCHAR) AS rpc_id, tool,
+         CAST(sessions AS BIGINT) AS bytes, 'SL007 the same tool name is served by more than one server in this capture; ' AS detail
+  FROM cross_server
+),
+all_findings AS (
+  SELECT * FROM tool_findings UNION ALL SELECT * FROM dup_findings UNION ALL SELECT * FROM list_findings UNION ALL SELECT * FROM cross_findings
+)
+SELECT a.rule, a.severity, a.capture, a.session, a.rpc_id, a.tool,
+       CONCAT(COALESCE(s.client_name, '?'), ' ', COALESCE(s.client_version, '?')) AS client,
+       a.bytes, a.detail
+FROM all_findings a
+LEFT JOIN sessions s ON a.capture = s.capture AND a.session = s.session
+ORDER BY a.capture, a.session, a.tool

@@ -1,0 +1,38 @@
+-- truncation_rates: per tool x client name x client version (server version in the detail):
+-- calls, results truncated by a marker, calls lost (no response before the connection ended),
+-- calls cancelled (the client gave up, usually a timeout), and the rate of results the model
+-- did not get whole. One finding per group with anything truncated, lost or cancelled.
+-- Why: a truncated result is silent data loss for the model; rates per client version show
+-- which hosts cut (Claude Code's 25,000-token cap, 25 KiB / 50 KB / 128 KiB caps in other
+-- clients) and which servers cut themselves ("[Response truncated due to size limit]",
+-- `_meta.truncated`, "[output truncated]").
+-- Evidence: reference/field-notes.md "Truncation markers seen"; corpus stdio_py_truncation,
+-- http_py_streamable. Markers: built in (model/message.rs) plus --truncation-marker REGEX.
+WITH tool_calls AS (
+  SELECT capture, tool, client_name, client_version, server_name, server_version, truncated,
+         CASE WHEN outcome = 'no_response' THEN 1 ELSE 0 END AS lost,
+         CASE WHEN outcome = 'cancelled' THEN 1 ELSE 0 END AS gave_up,
+         CASE WHEN truncated THEN 1 ELSE 0 END AS cut,
+         COALESCE(resp_bytes, 0) AS resp_bytes
+  FROM calls
+  WHERE method = 'tools/call'
+),
+groups AS (
+  SELECT capture, tool, client_name, client_version,
+         MAX(COALESCE(server_name, '?')) AS server_name, MAX(COALESCE(server_version, '?')) AS server_version,
+         COUNT(*) AS calls, SUM(cut) AS truncated, SUM(lost) AS lost, SUM(gave_up) AS cancelled, MAX(resp_bytes) AS max_resp_bytes
+  FROM tool_calls
+  GROUP BY capture, tool, client_name, client_version
+)
+SELECT 'truncation_rates' AS rule,
+       CASE WHEN lost > 0 THEN 'error' ELSE 'warn' END AS severity,
+       capture, CAST(NULL AS VARCHAR) AS session, CAST(NULL AS VARCHAR) AS rpc_id, tool,
+       CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
+       max_resp_bytes AS bytes,
+       CONCAT(CAST(truncated AS VARCHAR), ' of ', CAST(calls AS VARCHAR), ' calls truncated, ',
+              CAST(lost AS VARCHAR), ' lost, ', CAST(cancelled AS VARCHAR), ' cancelled; rate ',
+              CAST(ROUND(100.0 * (truncated + lost + cancelled) / calls, 1) AS VARCHAR), '%; server ',
+              server_name, ' ', server_version) AS detail
+FROM groups
+WHERE truncated + lost + cancelled > 0
+ORDER BY capture, tool

@@ -1,0 +1,37 @@
+-- validation_errors: tool results a validating client rejects, or that are really output
+-- schema failures. One finding per call, causes listed in order of severity:
+--   server_output      isError whose text is a server-side output validation failure
+--                      ("Output validation error: ...", FastMCP "N validation error for X")
+--   client_structured  JSON-RPC -32602/-32600 about structured content
+--   predicted_reject   structuredContent fails the tool's outputSchema from the same
+--                      session's tools/list (extra properties under additionalProperties:false)
+--   error_with_structured  isError result carrying structuredContent (servers skip the check,
+--                      a TS client still validates it and throws, hiding the real error)
+--   missing_structured outputSchema declared, no structuredContent, not an error
+--   empty_content      `content: []` beside structuredContent
+--   text_disagrees     text (JSON, or key=N) says something else than structuredContent
+-- Evidence: reference/field-notes.md "Output validation"; repomix #833, git-mcp-server #40;
+-- corpus stdio_ts_size_limit phases A-B, stdio_py_truncation.
+WITH flagged AS (
+  SELECT capture, session, rpc_id, tool, client_name, client_version, resp_bytes, validation,
+         validation_detail, error_with_structured, missing_structured, empty_content, text_disagrees, note,
+         CONCAT(
+           CASE WHEN validation = 'server_output' THEN 'server_output; ' ELSE '' END,
+           CASE WHEN validation = 'client_structured' THEN 'client_structured; ' ELSE '' END,
+           CASE WHEN validation = 'predicted_reject' THEN 'predicted_reject; ' ELSE '' END,
+           CASE WHEN error_with_structured THEN 'error_with_structured; ' ELSE '' END,
+           CASE WHEN missing_structured THEN 'missing_structured; ' ELSE '' END,
+           CASE WHEN empty_content THEN 'empty_content; ' ELSE '' END,
+           CASE WHEN text_disagrees THEN 'text_disagrees; ' ELSE '' END) AS causes
+  FROM calls
+  WHERE method = 'tools/call'
+    AND (validation <> 'none' OR error_with_structured OR missing_structured OR empty_content OR text_disagrees)
+)
+SELECT 'validation_errors' AS rule,
+       CASE WHEN validation <> 'none' OR error_with_structured OR missing_structured THEN 'error' ELSE 'warn' END AS severity,
+       capture, session, rpc_id, tool,
+       CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
+       resp_bytes AS bytes,
+       CONCAT(causes, COALESCE(validation_detail, note, '')) AS detail
+FROM flagged
+ORDER BY capture, session, rpc_id

@@ -1,0 +1,144 @@
+//! Predicting what a validating client does with a tool result: structuredContent checked
+//! against the tool's outputSchema from the same session's `tools/list` (JSON Schema 2020-12
+//! unless the schema declares another dialect), and text that disagrees with it.
+
+use std::collections::HashMap;
+
+use regex::Regex;
+use serde_json::Value;
+
+/// A tool's outputSchema, compiled on first use.
+enum Schema {
+    Text(String),
+    Compiled(Box<jsonschema::Validator>),
+    Unusable(String),
+}
+
+/// Output schemas seen in each session's `tools/list` results, by (session, tool).
+#[derive(Default)]
+pub struct OutputSchemas {
+    schemas: HashMap<(String, String), Schema>,
+}
+
+/// The outcome of checking one structuredContent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SchemaCheck {
+    /// The session never listed an outputSchema for this tool (before this result).
+    NoSchema,
+    Valid,
+    /// Validator messages, e.g. `Additional properties are not allowed ('cache_hit' was unexpected) at /`.
+    Invalid(Vec<String>),
+    /// The schema itself does not compile; the message says why.
+    SchemaError(String),
+}
+
+impl OutputSchemas {
+    /// Records (or replaces) a tool's outputSchema text for a session.
+    pub fn insert(&mut self, session: &str, tool: &str, schema_text: String) {
+        self.schemas.insert((session.to_string(), tool.to_string()), Schema::Text(schema_text));
+    }
+
+    pub fn knows(&self, session: &str, tool: &str) -> bool {
+        self.schemas.contains_key(&(session.to_string(), tool.to_string()))
+    }
+
+    /// Validates `structured` (JSON text) against the tool's schema.
+    pub fn check(&mut self, session: &str, tool: &str, structured: &str) -> SchemaCheck {
+        let Some(entry) = self.schemas.get_mut(&(session.to_string(), tool.to_string())) else {
+            return SchemaCheck::NoSchema;
+        };
+        if let Schema::Text(text) = entry {
+            *entry = match serde_json::from_str::<Value>(text) {
+                Ok(schema) => match jsonschema::options().build(&schema) {
+                    Ok(v) => Schema::Compiled(Box::new(v)),
+                    Err(e) => Schema::Unusable(format!("outputSchema does not compile: {e}")),
+                },
+                Err(e) => Schema::Unusable(format!("outputSchema is not JSON: {e}")),
+            };
+        }
+        match entry {
+            Schema::Compiled(v) => match serde_json::from_str::<Value>(structured) {
+                Ok(instance) => {
+                    let errors: Vec<String> = v
+                        .iter_errors(&instance)
+                        .take(5)
+                        .map(|e| {
+                            let path = e.instance_path().to_string();
+                            format!("{e} at {}", if path.is_empty() { "/" } else { &path })
+                        })
+                        .collect();
+                    if errors.is_empty() { SchemaCheck::Valid } else { SchemaCheck::Invalid(errors) }
+                }
+                Err(e) => SchemaCheck::Invalid(vec![format!("structuredContent is not JSON: {e}")]),
+            },
+            Schema::Unusable(msg) => SchemaCheck::SchemaError(msg.clone()),
+            Schema::Text(_) => SchemaCheck::SchemaError("schema not compiled".into()),
+        }
+    }
+}
+
+/// Why the first text block and structuredContent disagree, if they do: text that parses as a
+/// JSON object different from structuredContent, or `key=N` numbers in text that differ from
+/// the same top-level keys of structuredContent.
+pub fn text_disagreement(text: &str, structured: &str) -> Option<String> {
+    let sc: Value = serde_json::from_str(structured).ok()?;
+    let trimmed = text.trim();
+    if trimmed.starts_with('{') {
+        if let Ok(tv) = serde_json::from_str::<Value>(trimmed) {
+            if tv == sc {
+                return None;
+            }
+            let keys: Vec<String> = match (&tv, &sc) {
+                (Value::Object(a), Value::Object(b)) => {
+                    let mut k: Vec<String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).cloned().collect();
+                    k.sort();
+                    k.dedup();
+                    k
+                }
+                _ => Vec::new(),
+            };
+            return Some(format!("text JSON differs from structuredContent in {}", if keys.is_empty() { "shape".into() } else { keys.join(", ") }));
+        }
+    }
+    let obj = sc.as_object()?;
+    let re = key_number_pattern();
+    for cap in re.captures_iter(text) {
+        let (key, num) = (&cap[1], &cap[2]);
+        let Some(sv) = obj.get(key).and_then(Value::as_f64) else { continue };
+        let Ok(tv) = num.parse::<f64>() else { continue };
+        if (sv - tv).abs() > f64::EPSILON {
+            return Some(format!("text says {key}={num}, structuredContent.{key} is {}", obj[key]));
+        }
+    }
+    None
+}
+
+fn key_number_pattern() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*[=:]\s*(-?\d+(?:\.\d+)?)\b").expect("static pattern"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_property_under_additional_properties_false_is_rejected() {
+        let mut s = OutputSchemas::default();
+        s.insert("s", "t", r#"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"total":{"type":"integer"}},"required":["total"],"additionalProperties":false}"#.into());
+        assert_eq!(s.check("s", "t", r#"{"total":3}"#), SchemaCheck::Valid);
+        match s.check("s", "t", r#"{"total":3,"cache_hit":true}"#) {
+            SchemaCheck::Invalid(e) => assert!(e[0].contains("cache_hit"), "{e:?}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.check("other", "t", "{}"), SchemaCheck::NoSchema);
+    }
+
+    #[test]
+    fn text_and_structured_disagreement() {
+        assert_eq!(text_disagreement("count=5", r#"{"count":7}"#).as_deref(), Some("text says count=5, structuredContent.count is 7"));
+        assert_eq!(text_disagreement("count=7 links", r#"{"count":7}"#), None);
+        assert_eq!(text_disagreement(r#"{"total":12}"#, r#"{"total":9}"#).as_deref(), Some("text JSON differs from structuredContent in total"));
+        assert_eq!(text_disagreement(r#"{"total":9}"#, r#"{"total":9}"#), None);
+    }
+}

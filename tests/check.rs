@@ -1,0 +1,195 @@
+//! `mcpsift check`: every seeded problem in samples/ reported once, with the right rule, tool,
+//! client and bytes; the corpus' known problems found; exit codes for CI gates.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::util::{corpus, load_paths, mcpsift, read_json, samples, scalar};
+
+/// Our rule for each problem name the sample recorder seeds.
+fn rule_for(problem: &str) -> &'static str {
+    match problem {
+        "frame_near_stdio_limit" => "near_limit_frames",
+        "structured_content_additional_property"
+        | "error_result_invalid_structured_content"
+        | "server_output_validation_error"
+        | "text_structured_divergence"
+        | "empty_content_with_structured_content" => "validation_errors",
+        "tools_list_next_cursor_not_followed" | "tool_cursor_drift" => "pagination_drift",
+        "result_truncated" | "request_cancelled" => "truncation_rates",
+        "stdout_non_json_line" => "connection_deaths",
+        other => panic!("unmapped seeded problem {other}"),
+    }
+}
+
+fn check_json(paths: &[&str]) -> Value {
+    let mut args = vec!["check"];
+    args.extend_from_slice(paths);
+    args.extend_from_slice(&["-q", "--format", "json"]);
+    let out = mcpsift(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("check json")
+}
+
+type Key = (String, String, Option<String>, String, Option<i64>);
+
+/// (capture file, rule, tool, client, bytes) of every warn/error finding.
+fn reported(v: &Value) -> BTreeSet<Key> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .map(|f| {
+            let capture = f["capture"].as_str().unwrap();
+            let folder = capture.split('/').rev().nth(1).unwrap_or("").to_string();
+            let file = capture.rsplit('/').next().unwrap_or("").to_string();
+            (
+                format!("{folder}/{file}"),
+                f["rule"].as_str().unwrap().to_string(),
+                f["tool"].as_str().map(str::to_string),
+                f["client"].as_str().unwrap().to_string(),
+                f["bytes"].as_i64(),
+            )
+        })
+        .collect()
+}
+
+fn seeded(capture: &str, problems: &Value) -> Vec<Key> {
+    problems
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let rule = p["rule"].as_str().unwrap();
+            let client = format!("{} {}", p["client"]["name"].as_str().unwrap(), p["client"]["version"].as_str().unwrap());
+            // The truth counts a cancelled request by its cancel notification; the rule
+            // reports the group's largest response, so bytes are not compared there.
+            let bytes = if rule == "request_cancelled" { None } else { p["frame_bytes"].as_i64() };
+            (capture.to_string(), rule_for(rule).to_string(), p["tool"].as_str().map(str::to_string), client, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn check_reports_each_seeded_problem_in_samples_exactly_once() {
+    let v = check_json(&[samples().to_str().unwrap()]);
+    let mut got = reported(&v);
+    let mut expected: Vec<Key> = Vec::new();
+    expected.extend(seeded("stdio_ts/c2s.log+s2c.log.gz", &read_json(&samples().join("stdio_ts/truth.json"))["problems"]));
+    expected.extend(seeded("stdio_py/c2s.log+s2c.log", &read_json(&samples().join("stdio_py/truth.json"))["problems"]));
+    expected.extend(seeded("transcript/session.jsonl", &read_json(&samples().join("transcript/truth.json"))["problems"]));
+    let hostlog = read_json(&samples().join("hostlog/truth.json"));
+    for (file, f) in hostlog["files"].as_object().unwrap() {
+        expected.extend(seeded(&format!("hostlog/{file}"), &f["truth"]["problems"]));
+    }
+    for key in &expected {
+        let found = got.iter().find(|g| g.0 == key.0 && g.1 == key.1 && g.2 == key.2 && g.3 == key.3 && (key.4.is_none() || g.4 == key.4)).cloned();
+        let found = found.unwrap_or_else(|| panic!("seeded problem not reported: {key:?}\nreported: {got:#?}"));
+        got.remove(&found);
+    }
+    // The only other problem: the host log records the server exiting early.
+    assert!(hostlog["files"]["mcp-server-docs.log"]["server_exited_early"].as_bool().unwrap());
+    let rest: Vec<_> = got.into_iter().collect();
+    assert_eq!(rest.len(), 1, "unexpected findings: {rest:#?}");
+    assert_eq!((rest[0].0.as_str(), rest[0].1.as_str()), ("hostlog/mcp-server-docs.log", "connection_deaths"));
+}
+
+#[test]
+fn validation_predictions_match_what_the_ts_client_threw() {
+    let dir = corpus().join("stdio_ts_size_limit");
+    let v = check_json(&[dir.join("c2s.log").to_str().unwrap(), dir.join("s2c.log.gz").to_str().unwrap()]);
+    let exp = read_json(&dir.join("expected.json"));
+    let findings = v["findings"].as_array().unwrap();
+    for (tool, t) in exp["tools"].as_object().unwrap() {
+        let of_tool = |cause: &str| findings.iter().filter(|f| f["rule"] == "validation_errors" && f["tool"] == tool.as_str() && f["detail"].as_str().unwrap().contains(cause)).count() as i64;
+        assert_eq!(of_tool("predicted_reject"), t["client_validation_errors"].as_i64().unwrap(), "{tool}: client rejections");
+        assert_eq!(of_tool("server_output"), t["server_output_validation_errors"].as_i64().unwrap(), "{tool}: server validation");
+        assert_eq!(of_tool("error_with_structured"), t["structuredContent_with_isError"].as_i64().unwrap(), "{tool}: isError with structuredContent");
+        assert_eq!(of_tool("empty_content"), t["empty_content_with_structuredContent"].as_i64().unwrap(), "{tool}: empty content");
+        assert_eq!(of_tool("text_disagrees"), t["text_structured_divergence"].as_i64().unwrap(), "{tool}: divergence");
+    }
+    let limit = exp["frames"]["limit_bytes"].as_i64().unwrap();
+    let near: Vec<&Value> = findings.iter().filter(|f| f["rule"] == "near_limit_frames").collect();
+    let errors = near.iter().filter(|f| f["bytes"].as_i64().unwrap() >= limit).count() as i64;
+    assert_eq!(errors, exp["frames"]["count_ge_limit"].as_i64().unwrap());
+    let ge90 = exp["frames"]["count_ge_90pct"].as_i64().unwrap();
+    assert_eq!(near.len() as i64, ge90, "one finding per frame at or over 90% of the TS limit");
+    assert!(findings.iter().any(|f| f["rule"] == "connection_deaths" && f["detail"].as_str().unwrap().contains("over the TypeScript stdio reader limit")));
+}
+
+#[test]
+fn pagination_drift_finds_each_chain_problem_of_the_corpus() {
+    let path = corpus().join("http_ts_streamable/transcript.jsonl.gz");
+    let exp = read_json(&corpus().join("http_ts_streamable/expected.json"));
+    let tp = &exp["tool_pagination"];
+    let chains = tp["chains"].as_array().unwrap();
+    let truth_sum = |k: &str| chains.iter().map(|c| c[k].as_i64().unwrap()).sum::<i64>();
+    let loaded = load_paths(&[path.clone()]);
+    let pages_sum = |col: &str| scalar(&loaded, &format!("SELECT COALESCE(SUM({col}), 0) AS n FROM pages WHERE followed AND chain = 'query_rows'"));
+    assert_eq!(pages_sum("repeated_items"), truth_sum("repeated_rows"), "rows repeated across followed pages");
+    assert_eq!(pages_sum("skipped_items"), truth_sum("skipped_rows_within_range"), "rows skipped within walked range");
+    let reuses: i64 = tp["cursors_reused"].as_array().unwrap().iter().map(|c| c["times_sent"].as_i64().unwrap() - 1).sum();
+    assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM pages WHERE cursor_seen_before"), reuses);
+    let foreign = tp["cursors_sent_but_not_issued_in_session"].as_array().unwrap().len() as i64;
+    assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM pages WHERE cursor_in IS NOT NULL AND NOT cursor_issued_before"), foreign);
+    let changed = chains.iter().filter(|c| c["page_size_changed"].as_bool().unwrap()).count() as i64;
+    assert_eq!(scalar(&loaded, "SELECT COUNT(DISTINCT chain_id) AS n FROM pages WHERE page_size_changed"), changed);
+
+    let v = check_json(&[path.to_str().unwrap()]);
+    let drift: Vec<&Value> = v["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "pagination_drift").collect();
+    let with = |cause: &str| drift.iter().filter(|f| f["detail"].as_str().unwrap().contains(cause)).count();
+    assert_eq!(with("cursor_reused"), reuses as usize);
+    assert_eq!(with("cursor_not_issued"), foreign as usize);
+    assert_eq!(with("items_skipped"), 1);
+    let list_abandoned: Vec<_> = drift.iter().filter(|f| f["tool"].is_null() && f["detail"].as_str().unwrap().contains("not_followed")).collect();
+    assert_eq!(list_abandoned.len(), 1, "session D never followed tools/list page 1");
+    assert_eq!(list_abandoned[0]["client"], "catalog-browser 3.2.0-beta.1");
+    assert_eq!(list_abandoned[0]["severity"], "error");
+}
+
+#[test]
+fn schema_compat_flags_planted_defects_and_spares_controls() {
+    let v = check_json(&[corpus().join("lint_catalog_tsclient").to_str().unwrap(), "--rule", "schema_compat"]);
+    let findings: Vec<&Value> = v["findings"].as_array().unwrap().iter().filter(|f| f["capture"].as_str().unwrap().ends_with("s2c.log")).collect();
+    let flagged: BTreeSet<String> = findings.iter().filter_map(|f| f["tool"].as_str().map(str::to_string)).collect();
+    let exp = read_json(&corpus().join("lint_catalog_tsclient/expected.json"));
+    let lint = &exp["lint"];
+    let defects: BTreeSet<String> = lint["defects"].as_array().unwrap().iter().filter_map(|d| d["tool_name"].as_str().map(str::to_string)).collect();
+    assert_eq!(defects.len(), 9);
+    assert_eq!(flagged, defects, "exactly the planted tools are flagged");
+    for c in lint["non_defect_controls"].as_array().unwrap() {
+        let tool = c["tool_name"].as_str().unwrap();
+        assert!(!flagged.contains(tool), "control {tool} flagged");
+    }
+    assert!(!flagged.iter().any(|t| t.starts_with("catalog_op_")), "fillers are clean");
+    assert!(findings.iter().any(|f| f["tool"].is_null() && f["detail"].as_str().unwrap().contains("over the 204800-byte client budget")));
+}
+
+#[test]
+fn fail_on_sets_the_exit_code() {
+    let dir = samples().join("stdio_ts");
+    let d = dir.to_str().unwrap();
+    assert_eq!(mcpsift(&["check", d, "-q", "--fail-on", "error"]).status.code(), Some(1));
+    assert_eq!(mcpsift(&["check", d, "-q"]).status.code(), Some(0));
+    let clean = samples().join("hostlog/mcp.log");
+    assert_eq!(mcpsift(&["check", clean.to_str().unwrap(), "-q", "--fail-on", "warn"]).status.code(), Some(0));
+    assert_eq!(mcpsift(&["check", d, "-q", "--rule", "no_such_rule"]).status.code(), Some(2));
+}
+
+#[test]
+fn sarif_and_single_rule_query() {
+    let dir = samples().join("stdio_ts");
+    let out = mcpsift(&["check", dir.to_str().unwrap(), "-q", "--format", "sarif"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert!(results.iter().any(|r| r["ruleId"] == "near_limit_frames" && r["level"] == "error"));
+    let out = mcpsift(&["query", dir.to_str().unwrap(), "near_limit_frames", "-q", "--format", "jsonl"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["tool"], "fetch_page");
+    assert_eq!(rows[0]["bytes"], 9961474);
+}
