@@ -64,7 +64,7 @@ fn empty_unreadable_and_unrecognised_files_are_reported() {
     let dir = temp_dir("misc");
     write(&dir, "empty.log", b"");
     write(&dir, "notes.txt", b"just some notes\nnothing here\n");
-    let loaded = load_paths(&[dir.clone()]);
+    let loaded = load_paths(std::slice::from_ref(&dir));
     let reasons: Vec<&str> = loaded.captures.iter().flat_map(|c| c.rows.diagnostics.iter().map(|d| d.reason)).collect();
     assert_eq!(reasons, vec!["unrecognized_format"]);
     let skipped: u64 = loaded.captures.iter().flat_map(|c| c.rows.skipped_bytes.values()).sum();

@@ -84,6 +84,11 @@ fn check_reports_each_seeded_problem_in_samples_exactly_once() {
     for (file, f) in hostlog["files"].as_object().unwrap() {
         expected.extend(seeded(&format!("hostlog/{file}"), &f["truth"]["problems"]));
     }
+    let pcap = read_json(&samples().join("pcap/truth.json"));
+    for (file, f) in pcap["files"].as_object().unwrap() {
+        let truth = if f.get("truth").is_some() { &f["truth"] } else { f };
+        expected.extend(seeded(&format!("pcap/{file}"), &truth["problems"]));
+    }
     for key in &expected {
         let found = got.iter().find(|g| g.0 == key.0 && g.1 == key.1 && g.2 == key.2 && g.3 == key.3 && (key.4.is_none() || g.4 == key.4)).cloned();
         let found = found.unwrap_or_else(|| panic!("seeded problem not reported: {key:?}\nreported: {got:#?}"));
@@ -126,7 +131,7 @@ fn pagination_drift_finds_each_chain_problem_of_the_corpus() {
     let tp = &exp["tool_pagination"];
     let chains = tp["chains"].as_array().unwrap();
     let truth_sum = |k: &str| chains.iter().map(|c| c[k].as_i64().unwrap()).sum::<i64>();
-    let loaded = load_paths(&[path.clone()]);
+    let loaded = load_paths(std::slice::from_ref(&path));
     let pages_sum = |col: &str| scalar(&loaded, &format!("SELECT COALESCE(SUM({col}), 0) AS n FROM pages WHERE followed AND chain = 'query_rows'"));
     assert_eq!(pages_sum("repeated_items"), truth_sum("repeated_rows"), "rows repeated across followed pages");
     assert_eq!(pages_sum("skipped_items"), truth_sum("skipped_rows_within_range"), "rows skipped within walked range");

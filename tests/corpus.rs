@@ -44,6 +44,30 @@ fn transcripts_match_ground_truth() {
 }
 
 #[test]
+fn packet_captures_match_ground_truth() {
+    for folder in HTTP {
+        for file in ["traffic.pcap.gz", "traffic.pcapng.gz"] {
+            check_capture(folder, file);
+        }
+    }
+}
+
+#[test]
+fn http_sessions_carry_client_info_and_end_with_delete() {
+    let exp = expected("http_ts_streamable");
+    let loaded = load_paths(&[corpus().join("http_ts_streamable/traffic.pcapng.gz")]);
+    for s in exp["sessions"].as_array().unwrap() {
+        let Some(id) = s["session"].as_str() else { continue };
+        let r = rows(&loaded, &format!("SELECT client_name, client_version, transport FROM sessions WHERE session = '{id}'"));
+        assert_eq!(r.len(), 1, "{id}");
+        assert_eq!(r[0]["client_name"], s["clientInfo"]["name"]);
+        assert_eq!(r[0]["client_version"], s["clientInfo"]["version"]);
+    }
+    let errors = scalar(&loaded, "SELECT COUNT(*) AS n FROM events WHERE kind = 'http_status'");
+    assert_eq!(errors, 1, "one HTTP 400 after DELETE");
+}
+
+#[test]
 fn client_and_server_versions_come_from_initialize() {
     let loaded = load_paths(&[corpus().join("stdio_ts_pollution")]);
     let r = rows(&loaded, "SELECT client_name, client_version, server_name, server_version, protocol_version, ending FROM sessions WHERE capture LIKE '%s2c.log'");

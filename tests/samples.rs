@@ -50,3 +50,12 @@ fn host_log_samples_match_truth() {
     assert_eq!(r[0]["truncation_marker"], marker.as_str());
     assert_eq!(r[0]["wire_bytes"], cut["logged_body_bytes"]);
 }
+
+#[test]
+fn packet_capture_samples_match_truth() {
+    let t = truth("pcap");
+    let loaded = load_paths(&[samples().join("pcap")]);
+    for (file, f) in t["files"].as_object().unwrap() {
+        check_against_truth(&loaded, file, f, f["largest_frame"]["bytes"].as_i64());
+    }
+}

@@ -6,4 +6,5 @@ mod bad_input;
 mod check;
 mod cli;
 mod corpus;
+mod pcap_corpus;
 mod samples;

@@ -46,14 +46,7 @@ impl Format {
 
 /// True for pcap (either byte order, µs or ns) and pcapng magic.
 pub fn is_pcap_magic(head: &[u8]) -> bool {
-    matches!(
-        head.get(..4),
-        Some([0xa1, 0xb2, 0xc3, 0xd4])
-            | Some([0xd4, 0xc3, 0xb2, 0xa1])
-            | Some([0xa1, 0xb2, 0x3c, 0x4d])
-            | Some([0x4d, 0x3c, 0xb2, 0xa1])
-            | Some([0x0a, 0x0d, 0x0d, 0x0a])
-    )
+    super::pcap::looks_like_pcap(head)
 }
 
 /// Fields that make a JSON object a transcript record.

@@ -137,9 +137,11 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
     report
 }
 
-fn read_pcap(reader: impl Read + Send, _opts: &IngestOptions, sink: &mut dyn Sink) {
-    let bytes = drain(reader);
-    sink.skip(Skip { offset: 0, bytes, reason: "pcap_not_supported", detail: "packet capture ingest is not built yet".into() });
+fn read_pcap(reader: impl Read + Send, opts: &IngestOptions, sink: &mut dyn Sink) {
+    let pcap_opts = super::pcap::PcapOptions { ports: opts.ports.clone(), max_frame_bytes: opts.max_frame_bytes as u64 };
+    if let Err(e) = super::pcap::read_capture(reader, &pcap_opts, sink) {
+        sink.skip(Skip { offset: 0, bytes: 0, reason: "unreadable_capture", detail: e.to_string() });
+    }
 }
 
 /// Reads to the end, counting bytes (an unrecognised file still gets its size accounted).

@@ -462,7 +462,7 @@ impl CaptureModel {
                 if call.cancelled {
                     call.outcome = "cancelled";
                 }
-                if call.method == "tools/list" && !m.tools.is_empty() || call.method == "tools/list" && m.items_returned.is_some() {
+                if call.method == "tools/list" && (!m.tools.is_empty() || m.items_returned.is_some()) {
                     let st = self.sessions.get_mut(session).expect("session exists for every frame");
                     st.tools_list_pages += 1;
                     let page = st.tools_list_pages;
@@ -493,7 +493,7 @@ impl CaptureModel {
                 return answered;
             }
             Some(Kind::Notification) if m.method.as_deref() == Some("notifications/cancelled") => {
-                let Some(target) = m.cancels_id.clone() else { return None };
+                let target = m.cancels_id.clone()?;
                 // The canceller is the requester: same direction as the request.
                 if m.cancel_reason.as_deref().is_some_and(|r| r.to_ascii_lowercase().contains("timed out") || r.to_ascii_lowercase().contains("timeout")) {
                     self.session_mut(session, transport).timeout_cancels += 1;

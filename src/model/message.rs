@@ -126,7 +126,7 @@ const KEEP_STRUCTURED_BYTES: usize = 1 << 20;
 
 fn lenient_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     let v = <Option<&RawValue>>::deserialize(d)?;
-    Ok(v.map(|r| raw_to_string(r)))
+    Ok(v.map(raw_to_string))
 }
 
 /// A JSON string value decoded; any other JSON kept as its text.

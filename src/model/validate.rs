@@ -83,8 +83,10 @@ impl OutputSchemas {
 pub fn text_disagreement(text: &str, structured: &str) -> Option<String> {
     let sc: Value = serde_json::from_str(structured).ok()?;
     let trimmed = text.trim();
-    if trimmed.starts_with('{') {
-        if let Ok(tv) = serde_json::from_str::<Value>(trimmed) {
+    if trimmed.starts_with('{')
+        && let Ok(tv) = serde_json::from_str::<Value>(trimmed)
+    {
+        {
             if tv == sc {
                 return None;
             }

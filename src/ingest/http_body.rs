@@ -1,0 +1,265 @@
+//! One HTTP body after de-chunking: content decoding (gzip, deflate), then the body's
+//! meaning for ingest: a JSON assembly buffer, an SSE parser, or bytes merely counted.
+//! It yields [`BodyOutput`]s without HTTP context; `http` attaches the exchange.
+//!
+//! Offsets are stream offsets of wire bytes. For compressed bodies there is no byte mapping:
+//! an SSE event's offset is that of the compressed piece whose decoding produced its data.
+
+use crate::ingest::encoding::ContentDecoder;
+use crate::ingest::http::HttpFramingBytes;
+use crate::ingest::sse::{SseEvent, SseParser};
+
+/// Body bytes quoted in an `http_status` event.
+const ERROR_PREVIEW_BYTES: usize = 200;
+/// Largest up-front allocation for a body, whatever Content-Length claims.
+const MAX_BODY_PREALLOCATION: u64 = 16 << 20;
+
+/// What kind of content a body carries, from its headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentKind {
+    Json,
+    EventStream,
+    /// No content type: JSON if it starts like JSON.
+    Sniff,
+    Other,
+}
+
+pub fn content_kind(content_type: Option<&str>, is_request: bool) -> ContentKind {
+    let Some(ct) = content_type else {
+        return ContentKind::Sniff;
+    };
+    let media = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    if media == "text/event-stream" && !is_request {
+        ContentKind::EventStream
+    } else if media == "application/json" || media.ends_with("+json") || media.ends_with("/json") {
+        ContentKind::Json
+    } else {
+        ContentKind::Other
+    }
+}
+
+/// What a body produced, before exchange context is attached.
+#[derive(Debug)]
+pub enum BodyOutput {
+    Json {
+        payload: Vec<u8>,
+        wire_bytes: u64,
+        offset: u64,
+        ts_us: Option<i64>,
+        incomplete: Option<String>,
+        note: Option<String>,
+    },
+    Sse(SseEvent),
+}
+
+#[derive(Debug)]
+pub enum ContentSink {
+    /// Assembly buffer of a JSON (or sniffed) body.
+    Json {
+        buf: Vec<u8>,
+        sniff: bool,
+    },
+    Sse(Box<SseParser>),
+    Other,
+}
+
+/// Decoding and interpretation of one body's bytes (after de-chunking).
+#[derive(Debug)]
+pub struct BodyContent {
+    decoder: ContentDecoder,
+    pub sink: ContentSink,
+    max_frame_bytes: u64,
+    first_offset: Option<u64>,
+    /// Body bytes on the wire (after de-chunking, before decoding).
+    wire_bytes: u64,
+    /// Decoded bytes seen (uncapped).
+    decoded_bytes: u64,
+    /// Bytes lost in TCP gaps (wire bytes).
+    lost_bytes: u64,
+    incomplete: Option<String>,
+    /// First bytes of the decoded body, kept for `http_status` events.
+    pub preview: Option<Vec<u8>>,
+    scratch: Vec<u8>,
+    pub outputs: Vec<BodyOutput>,
+    sse_scratch: Vec<SseEvent>,
+}
+
+impl BodyContent {
+    pub fn new(
+        kind: ContentKind,
+        decoder: ContentDecoder,
+        max_frame_bytes: u64,
+        size_hint: Option<u64>,
+        want_preview: bool,
+    ) -> Self {
+        let sink = match kind {
+            ContentKind::Json | ContentKind::Sniff => {
+                let reserve = size_hint.unwrap_or(0).min(max_frame_bytes).min(MAX_BODY_PREALLOCATION) as usize;
+                ContentSink::Json {
+                    buf: Vec::with_capacity(reserve),
+                    sniff: kind == ContentKind::Sniff,
+                }
+            }
+            ContentKind::EventStream => ContentSink::Sse(Box::new(SseParser::new(max_frame_bytes))),
+            ContentKind::Other => ContentSink::Other,
+        };
+        BodyContent {
+            decoder,
+            sink,
+            max_frame_bytes,
+            first_offset: None,
+            wire_bytes: 0,
+            decoded_bytes: 0,
+            lost_bytes: 0,
+            incomplete: None,
+            preview: want_preview.then(Vec::new),
+            scratch: Vec::new(),
+            outputs: Vec::new(),
+            sse_scratch: Vec::new(),
+        }
+    }
+
+    /// Wire body bytes at stream `offset`.
+    pub fn piece(&mut self, bytes: &[u8], offset: u64, ts_us: Option<i64>, framing: &mut HttpFramingBytes) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.first_offset.get_or_insert(offset);
+        self.wire_bytes += bytes.len() as u64;
+        if self.decoder.is_identity() {
+            self.decoded(bytes, offset, ts_us, framing);
+            return;
+        }
+        if self.decoder.failure().is_some() {
+            // Undecodable bytes: counted as "other" body bytes, nothing more to learn.
+            framing.http_body_other += bytes.len() as u64;
+            return;
+        }
+        framing.http_gzip_encoded_bytes += bytes.len() as u64;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        self.decoder.decode(bytes, &mut scratch);
+        framing.http_gzip_decoded_bytes += scratch.len() as u64;
+        self.decoded(&scratch, offset, ts_us, framing);
+        self.scratch = scratch;
+        if let Some(why) = self.decoder.failure() {
+            self.incomplete.get_or_insert(why);
+        }
+    }
+
+    fn decoded(&mut self, bytes: &[u8], offset: u64, ts_us: Option<i64>, framing: &mut HttpFramingBytes) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.decoded_bytes += bytes.len() as u64;
+        if let Some(p) = self.preview.as_mut() {
+            let room = ERROR_PREVIEW_BYTES.saturating_sub(p.len());
+            p.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+        match &mut self.sink {
+            ContentSink::Json { buf, .. } => {
+                // After a gap the payload stops: what follows is not contiguous with it.
+                if self.lost_bytes == 0 {
+                    let room = self.max_frame_bytes.saturating_sub(buf.len() as u64);
+                    buf.extend_from_slice(&bytes[..(bytes.len() as u64).min(room) as usize]);
+                }
+            }
+            ContentSink::Sse(parser) => {
+                parser.feed(bytes, offset, ts_us, &mut self.sse_scratch);
+                framing.sse_framing += parser.take_framing_bytes();
+                framing.sse_resync += parser.take_resync_bytes();
+                self.outputs.extend(self.sse_scratch.drain(..).map(BodyOutput::Sse));
+            }
+            ContentSink::Other => framing.http_body_other += bytes.len() as u64,
+        }
+    }
+
+    /// `len` wire bytes at `offset` were lost.
+    pub fn gap(&mut self, offset: u64, len: u64, ts_us: Option<i64>) {
+        self.first_offset.get_or_insert(offset);
+        self.lost_bytes += len;
+        let note = format!("tcp gap of {len} bytes at stream offset {offset}");
+        if !self.decoder.is_identity() {
+            self.decoder
+                .fail(format!("{} stream broken by a {note}", self.decoder.name()));
+        }
+        if let ContentSink::Sse(parser) = &mut self.sink {
+            if self.decoder.is_identity() {
+                parser.gap(offset, len, ts_us, &mut self.sse_scratch);
+                self.outputs.extend(self.sse_scratch.drain(..).map(BodyOutput::Sse));
+            }
+            return;
+        }
+        self.incomplete.get_or_insert(note);
+    }
+
+    /// The body ended (`cut`: why it is incomplete, if it is).
+    pub fn finish(&mut self, cut: Option<String>, ts_us: Option<i64>, framing: &mut HttpFramingBytes) {
+        let mut tail = std::mem::take(&mut self.scratch);
+        tail.clear();
+        if self.decoder.failure().is_none()
+            && !self.decoder.is_identity()
+            && let Some(why) = self.decoder.finish(&mut tail)
+            && cut.is_none()
+        {
+            self.incomplete.get_or_insert(why);
+        }
+        if !tail.is_empty() {
+            framing.http_gzip_decoded_bytes += tail.len() as u64;
+            let offset = self.first_offset.unwrap_or(0) + self.wire_bytes;
+            self.decoded(&tail, offset, ts_us, framing);
+        }
+        if let Some(c) = cut.as_ref() {
+            self.incomplete.get_or_insert(c.clone());
+        }
+        let note = (!self.decoder.is_identity()).then(|| {
+            format!(
+                "content-encoding {}: {} bytes on the wire",
+                self.decoder.name(),
+                self.wire_bytes
+            )
+        });
+        match &mut self.sink {
+            ContentSink::Json { buf, sniff } => {
+                let payload = std::mem::take(buf);
+                let looks_json = payload
+                    .iter()
+                    .find(|b| !b.is_ascii_whitespace())
+                    .is_some_and(|b| *b == b'{' || *b == b'[');
+                if *sniff && !looks_json || (self.decoded_bytes == 0 && self.lost_bytes == 0) {
+                    framing.http_body_other += self.decoded_bytes;
+                    return;
+                }
+                let mut incomplete = self.incomplete.take();
+                if incomplete.is_none() && self.decoded_bytes > payload.len() as u64 {
+                    incomplete = Some(format!(
+                        "body of {} bytes exceeds max_frame_bytes ({})",
+                        self.decoded_bytes, self.max_frame_bytes
+                    ));
+                }
+                // Lost bytes count only when they were plain body bytes (identity).
+                let lost = if self.decoder.is_identity() || matches!(self.decoder, ContentDecoder::Failed(_)) {
+                    self.lost_bytes
+                } else {
+                    0
+                };
+                self.outputs.push(BodyOutput::Json {
+                    payload,
+                    wire_bytes: self.decoded_bytes + lost,
+                    offset: self.first_offset.unwrap_or(0),
+                    ts_us,
+                    incomplete,
+                    note,
+                });
+            }
+            ContentSink::Sse(parser) => {
+                let why = cut.unwrap_or_else(|| "response body ended".to_string());
+                parser.finish(&why, ts_us, &mut self.sse_scratch);
+                framing.sse_framing += parser.take_framing_bytes();
+                framing.sse_resync += parser.take_resync_bytes();
+                self.outputs.extend(self.sse_scratch.drain(..).map(BodyOutput::Sse));
+            }
+            ContentSink::Other => {}
+        }
+    }
+}
