@@ -8,19 +8,30 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// Sets an environment variable unless the user already did.
+fn set_default_env(key: &str, value: &str) {
+    if std::env::var_os(key).is_none() {
+        // SAFETY: called at the start of main, before any thread exists; polars reads these
+        // when printing tables.
+        unsafe { std::env::set_var(key, value) };
+    }
+}
+
 fn main() -> ExitCode {
     // Terminal table defaults (the user's own POLARS_FMT_* settings win).
     for (key, value) in [
         ("POLARS_FMT_MAX_ROWS", "200"),
         ("POLARS_FMT_STR_LEN", "60"),
+        ("POLARS_FMT_MAX_COLS", "64"),
         ("POLARS_FMT_TABLE_HIDE_COLUMN_DATA_TYPES", "1"),
         ("POLARS_FMT_TABLE_HIDE_COLUMN_SEPARATOR", "1"),
         ("POLARS_FMT_TABLE_ROUNDED_CORNERS", "1"),
     ] {
-        if std::env::var_os(key).is_none() {
-            // SAFETY: set before any thread exists; polars reads these when printing tables.
-            unsafe { std::env::set_var(key, value) };
-        }
+        set_default_env(key, value);
+    }
+    // Piped output has no terminal width: do not squeeze columns into 100 characters.
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        set_default_env("POLARS_TABLE_WIDTH", "250");
     }
     let cli = cli::Cli::parse();
     let result = match &cli.command {

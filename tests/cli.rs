@@ -45,7 +45,7 @@ fn tables_writes_every_table() {
     for format in ["parquet", "csv"] {
         let out = mcpsift(&["tables", dir.to_str().unwrap(), "-q", "--out", out_dir.to_str().unwrap(), "--format", format]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        for t in ["frames", "calls", "sessions", "tools", "events", "limits"] {
+        for t in ["frames", "calls", "sessions", "tools", "events", "pages", "limits"] {
             let p = out_dir.join(format!("{t}.{format}"));
             assert!(std::fs::metadata(&p).map(|m| m.len() > 0).unwrap_or(false), "{}", p.display());
         }
