@@ -30,21 +30,30 @@ pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
         model_opts.truncation_markers.push(regex::Regex::new(pattern).with_context(|| format!("--truncation-marker {pattern}"))?);
     }
     let loaded = load(&args.paths, &args.pair, &opts, &model_opts, &limits)?;
-    let mut unrecognized = 0usize;
+    // Expected, harmless skips are summarised per reason; everything else gets its own line.
+    const SUMMARISED: &[(&str, &str)] = &[
+        ("unrecognized_format", "file(s) that are not captures or logs"),
+        ("non_http_stream", "TCP stream(s) that never carried HTTP"),
+        ("non_tcp_packet", "non-TCP packet region(s)"),
+        ("port_filtered", "packet region(s) outside --port"),
+    ];
+    let mut summarised = vec![0usize; SUMMARISED.len()];
     for c in &loaded.captures {
         for d in &c.rows.diagnostics {
-            if d.reason == "unrecognized_format" && !args.stats {
-                unrecognized += 1;
-            } else if !args.quiet {
-                eprintln!("mcpsift: {}: byte {}: {}: {}", d.file, d.offset, d.reason, d.detail);
+            match SUMMARISED.iter().position(|(r, _)| *r == d.reason) {
+                Some(i) if !args.stats => summarised[i] += 1,
+                _ if !args.quiet => eprintln!("mcpsift: {}: byte {}: {}: {}", d.file, d.offset, d.reason, d.detail),
+                _ => {}
             }
         }
         if args.stats {
             eprint!("{}", render_capture(&c.name, &c.files, &c.rows));
         }
     }
-    if unrecognized > 0 && !args.quiet {
-        eprintln!("mcpsift: skipped {unrecognized} file(s) that are not captures or logs (--stats lists them)");
+    for (n, (_, what)) in summarised.iter().zip(SUMMARISED) {
+        if *n > 0 && !args.quiet {
+            eprintln!("mcpsift: skipped {n} {what} (--stats lists them)");
+        }
     }
     Ok(loaded)
 }

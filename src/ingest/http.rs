@@ -934,7 +934,10 @@ impl HttpConnection {
         if !dir.head_buf.is_empty() {
             let n = dir.head_buf.len() as u64;
             dir.skip.flush(env, None);
-            dir.skip.add("http_incomplete_head", dir.head_start, n, env);
+            // Bytes on a stream that never carried HTTP (a port probe's lone newline) are not
+            // a cut head.
+            let reason = if dir.synced_once { "http_incomplete_head" } else { "non_http_stream" };
+            dir.skip.add(reason, dir.head_start, n, env);
             dir.head_buf.clear();
         }
         let label = if dir.synced_once {
