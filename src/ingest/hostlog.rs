@@ -263,6 +263,15 @@ pub fn read_hostlog(reader: impl Read, default_server: &str, max_frame_bytes: us
         if line.had_cr {
             state.sink.framing("line_terminators", 1);
         }
+        if line.capped {
+            let cut = line.wire_bytes - line.bytes.len() as u64 - u64::from(line.had_cr);
+            state.sink.skip(Skip {
+                offset: line.offset + line.bytes.len() as u64,
+                bytes: cut,
+                reason: "line_over_cap",
+                detail: format!("log line of {} bytes exceeds --max-frame-bytes; the rest is not read", line.wire_bytes),
+            });
+        }
         if line.is_blank() && pending.is_none() {
             state.sink.framing("blank_lines", line.wire_bytes - u64::from(line.had_cr));
         } else {
