@@ -22,6 +22,8 @@ pub enum Command {
     Tables(TablesArgs),
     /// Run every rule and print a summary of the findings (exit 1 with --fail-on).
     Check(CheckArgs),
+    /// Write a report to attach to a postmortem: Markdown, self-contained HTML with charts, or JSON.
+    Report(ReportArgs),
 }
 
 /// Inputs and ingest options shared by every command.
@@ -114,6 +116,32 @@ pub struct CheckArgs {
     /// Exit 1 when a finding at or above this severity exists (for CI gates).
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
+    /// Folder of extra rule files (*.sql); a file named like a built-in rule replaces it.
+    #[arg(long, value_name = "DIR")]
+    pub queries: Option<PathBuf>,
+    /// Show secrets (Authorization headers, tokens, api keys) instead of redacting them.
+    #[arg(long)]
+    pub no_redact: bool,
+}
+
+/// Output formats of `report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Md,
+    Html,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// File to write (`-` or absent: stdout). Its extension chooses the format: .md, .html, .json.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Output format (default: from the --output extension, else md).
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
     /// Folder of extra rule files (*.sql); a file named like a built-in rule replaces it.
     #[arg(long, value_name = "DIR")]
     pub queries: Option<PathBuf>,

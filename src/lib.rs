@@ -7,5 +7,6 @@
 pub mod ingest;
 pub mod load;
 pub mod model;
+pub mod progress;
 pub mod query;
 pub mod report;

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         cli::Command::Query(a) => cmd::query::run(a),
         cli::Command::Tables(a) => cmd::tables::run(a),
         cli::Command::Check(a) => cmd::check::run(a),
+        cli::Command::Report(a) => cmd::report::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

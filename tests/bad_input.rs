@@ -135,3 +135,21 @@ fn random_inputs_never_panic_and_stdio_bytes_add_up() {
         }
     }
 }
+
+#[test]
+fn a_capture_of_many_frames_spans_columnar_chunks_without_loss() {
+    let dir = temp_dir("many");
+    let mut c2s = Vec::new();
+    let mut s2c = Vec::new();
+    for i in 0..70_000u32 {
+        writeln!(c2s, "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"t{}\"}}}}", i % 7).unwrap();
+        writeln!(s2c, "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{\"content\":[]}}}}").unwrap();
+    }
+    write(&dir, "c2s.log", &c2s);
+    write(&dir, "s2c.log", &s2c);
+    let loaded = load_paths(std::slice::from_ref(&dir));
+    assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM frames"), 140_000);
+    assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM frames WHERE direction = 's2c' AND tool = 't3'"), 10_000);
+    assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM calls WHERE outcome = 'ok'"), 70_000);
+    assert_eq!(scalar(&loaded, "SELECT SUM(wire_bytes) AS n FROM frames") as usize + 140_000, c2s.len() + s2c.len());
+}

@@ -12,7 +12,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let df = run_rules(&loaded.tables, &rules)?;
     let findings = findings_from(&df, !args.no_redact)?;
     let names: Vec<String> = rules.iter().map(|r| r.name.clone()).collect();
-    let captures = loaded.captures.iter().filter(|c| !c.rows.frames.is_empty() || !c.rows.events.is_empty()).count();
+    let captures = loaded.captures.iter().filter(|c| !c.rows.frames_by_kind.is_empty() || !c.rows.events.is_empty()).count();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match args.format {

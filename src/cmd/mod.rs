@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod query;
+pub mod report;
 pub mod tables;
 
 use anyhow::Context as _;
@@ -9,7 +10,7 @@ use anyhow::Context as _;
 use crate::cli::InputArgs;
 use mcpsift::ingest::detect::Format;
 use mcpsift::ingest::run::IngestOptions;
-use mcpsift::load::{Loaded, load};
+use mcpsift::load::Loaded;
 use mcpsift::model::capture::ModelOptions;
 use mcpsift::model::tables::{apply_limit_override, default_limits};
 use mcpsift::report::stats::render_capture;
@@ -29,7 +30,7 @@ pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
     for pattern in &args.truncation_marker {
         model_opts.truncation_markers.push(regex::Regex::new(pattern).with_context(|| format!("--truncation-marker {pattern}"))?);
     }
-    let loaded = load(&args.paths, &args.pair, &opts, &model_opts, &limits)?;
+    let loaded = mcpsift::progress::load_with_progress(&args.paths, &args.pair, &opts, &model_opts, &limits, args.quiet)?;
     // Expected, harmless skips are summarised per reason; everything else gets its own line.
     const SUMMARISED: &[(&str, &str)] = &[
         ("unrecognized_format", "file(s) that are not captures or logs"),

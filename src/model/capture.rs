@@ -16,6 +16,9 @@ use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip};
 /// Parse this many payload bytes (or frames) together on all cores.
 const BATCH_BYTES: usize = 8 << 20;
 const BATCH_FRAMES: usize = 4096;
+/// Frame rows are turned into a compact columnar chunk this often, so a capture of millions
+/// of messages holds its frames as Arrow columns, not as row structs.
+const FRAME_CHUNK_ROWS: usize = 1 << 16;
 
 /// One problem with the input, for `--stats` and stderr.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +46,9 @@ struct SessionState {
 /// Everything one capture yields.
 #[derive(Debug, Default)]
 pub struct CaptureRows {
+    /// Frames already converted to columnar chunks (the `frames` table is these, then `frames`).
+    pub frame_chunks: Vec<polars::prelude::DataFrame>,
+    /// Frame rows not yet chunked.
     pub frames: Vec<FrameRow>,
     pub calls: Vec<CallRow>,
     pub sessions: Vec<SessionRow>,
@@ -289,6 +295,14 @@ impl CaptureModel {
         *self.out.frames_by_kind.entry(row.kind).or_default() += 1;
         self.out.frame_bytes += frame.wire_bytes;
         self.out.frames.push(row);
+        if self.out.frames.len() >= FRAME_CHUNK_ROWS {
+            let refs: Vec<&FrameRow> = self.out.frames.iter().collect();
+            // On a (never expected) conversion error the rows simply stay rows.
+            if let Ok(chunk) = super::tables::frames_df(&refs) {
+                self.out.frame_chunks.push(chunk);
+                self.out.frames.clear();
+            }
+        }
     }
 
     /// Updates sessions and calls with one message; for a paired response returns the

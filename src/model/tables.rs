@@ -94,7 +94,8 @@ macro_rules! columns {
     };
 }
 
-fn frames_df(rows: &[&FrameRow]) -> PolarsResult<DataFrame> {
+/// The `frames` table of some rows (also used to chunk frames while a capture is read).
+pub(crate) fn frames_df(rows: &[&FrameRow]) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(columns!(rows; capture, session, transport, direction, seq, ts_us, offset, wire_bytes, kind,
         method, rpc_id, tool, is_error, error_code, error_message, content_types, text_bytes, blob_bytes_b64,
         blob_bytes_decoded, has_structured, structured_bytes, truncation_marker, note))
@@ -139,14 +140,19 @@ fn limits_df(limits: &[ReaderLimit]) -> PolarsResult<DataFrame> {
 
 /// Builds every table from the captures' rows.
 pub fn build_tables(captures: &[&CaptureRows], limits: &[ReaderLimit]) -> PolarsResult<Tables> {
-    let frames: Vec<&FrameRow> = captures.iter().flat_map(|c| &c.frames).collect();
+    let tail: Vec<&FrameRow> = captures.iter().flat_map(|c| &c.frames).collect();
+    let mut frames = frames_df(&[])?;
+    for chunk in captures.iter().flat_map(|c| &c.frame_chunks) {
+        frames.vstack_mut(chunk)?;
+    }
+    frames.vstack_mut(&frames_df(&tail)?)?;
     let calls: Vec<&CallRow> = captures.iter().flat_map(|c| &c.calls).collect();
     let sessions: Vec<&SessionRow> = captures.iter().flat_map(|c| &c.sessions).collect();
     let tools: Vec<&ToolRow> = captures.iter().flat_map(|c| &c.tools).collect();
     let events: Vec<&EventRow> = captures.iter().flat_map(|c| &c.events).collect();
     let pages: Vec<&PageRow> = captures.iter().flat_map(|c| &c.pages).collect();
     Ok(Tables {
-        frames: frames_df(&frames)?,
+        frames,
         calls: calls_df(&calls)?,
         sessions: sessions_df(&sessions)?,
         tools: tools_df(&tools)?,

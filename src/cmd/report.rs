@@ -1,0 +1,68 @@
+//! `mcpsift report`: every rule, gathered into one document, written as Markdown, HTML or JSON.
+
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use crate::cli::{ReportArgs, ReportFormat};
+use mcpsift::query::rules::{load_rules, run_rules};
+use mcpsift::report::document::{Redaction, Report};
+use mcpsift::report::findings::findings_from;
+use mcpsift::report::stats::thousands;
+use mcpsift::report::{html, markdown};
+
+/// The format asked for, else the one the output's extension names, else Markdown.
+fn format_of(args: &ReportArgs) -> anyhow::Result<ReportFormat> {
+    if let Some(f) = args.format {
+        return Ok(f);
+    }
+    let Some(path) = args.output.as_deref().filter(|p| *p != Path::new("-")) else { return Ok(ReportFormat::Md) };
+    let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "md" | "markdown" => Ok(ReportFormat::Md),
+        "html" | "htm" => Ok(ReportFormat::Html),
+        "json" => Ok(ReportFormat::Json),
+        _ => anyhow::bail!("{}: cannot tell the report format from the extension; use .md, .html, .json or --format", path.display()),
+    }
+}
+
+pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
+    let format = format_of(args)?;
+    let rules = load_rules(args.queries.as_deref())?;
+    let loaded = super::load_inputs(&args.input)?;
+    let df = run_rules(&loaded.tables, &rules)?;
+    let redaction = if args.no_redact { Redaction::Off } else { Redaction::On };
+    let findings = findings_from(&df, redaction == Redaction::On)?;
+    let names: Vec<String> = rules.iter().map(|r| r.name.clone()).collect();
+    let inputs: Vec<String> = args.input.paths.iter().map(|p| p.display().to_string()).chain(args.input.pair.iter().cloned()).collect();
+    let report = Report::gather(&inputs, &loaded, &names, &findings, redaction)?;
+    let text = match format {
+        ReportFormat::Md => markdown::render(&report),
+        ReportFormat::Html => html::render(&report),
+        ReportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&report)?),
+    };
+    match args.output.as_deref().filter(|p| *p != Path::new("-")) {
+        Some(path) => {
+            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+            if !args.input.quiet {
+                eprintln!(
+                    "mcpsift: wrote {} ({} bytes): {} finding(s), {} error, {} warn, {} info",
+                    path.display(),
+                    thousands(text.len() as u64),
+                    report.totals.findings,
+                    report.totals.error,
+                    report.totals.warn,
+                    report.totals.info
+                );
+            }
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(0)
+}
