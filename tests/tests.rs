@@ -8,3 +8,4 @@ mod cli;
 mod corpus;
 mod pcap_corpus;
 mod samples;
+mod report;

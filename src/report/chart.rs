@@ -63,7 +63,7 @@ pub fn frame_size_chart(sizes: &FrameSizes, id: &str) -> Option<String> {
         return None;
     }
     let limits: Vec<_> = sizes.limits.iter().filter(|l| l.enabled && l.bytes > 0).collect();
-    let (left, right) = (56.0, 16.0);
+    let (left, right) = (56.0, 30.0);
     let top = 14.0 + 15.0 * limits.len() as f64;
     let plot_h = 220.0;
     let bottom_area = 62.0;
@@ -75,7 +75,8 @@ pub fn frame_size_chart(sizes: &FrameSizes, id: &str) -> Option<String> {
     let y_max = sizes.bins.iter().map(|b| b.c2s + b.s2c).max().unwrap_or(1).max(1);
     let step = tick_step(y_max, 5);
     let y_top = y_max.div_ceil(step) * step;
-    let y = |v: u64| top + plot_h - plot_h * v as f64 / y_top as f64;
+    // Non-zero counts stay visible (3 px at least) next to tall bars.
+    let y = |v: u64| if v == 0 { top + plot_h } else { (top + plot_h - plot_h * v as f64 / y_top as f64).min(top + plot_h - 3.0) };
     let x_of_bytes = |bytes: u64| left + ((bytes.max(1) as f64).log2() - k0) * bw;
 
     let mut s = String::new();
@@ -146,12 +147,15 @@ pub fn frame_size_chart(sizes: &FrameSizes, id: &str) -> Option<String> {
     let _ = write!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"{S2C_COLOR}\"/><text x=\"{:.1}\" y=\"{ly:.1}\" fill=\"#333\">server → client</text>", left + 130.0, ly - 10.0, left + 146.0);
     let _ = write!(s, "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{LIMIT_COLOR}\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/><text x=\"{:.1}\" y=\"{ly:.1}\" fill=\"#333\">reader limit</text>", left + 262.0, ly - 10.0, left + 262.0, ly + 2.0, left + 270.0);
     // Limit lines, each label on its own row above the plot.
+    // Labels right of their line (left part of the plot) go on top, smallest first; labels
+    // left of their line follow, largest first: then no line crosses another's label.
+    let right_side = |bytes: u64| x_of_bytes(bytes) > left + plot_w * 0.6;
     let mut sorted = limits.clone();
-    sorted.sort_by_key(|l| l.bytes);
+    sorted.sort_by_key(|l| (right_side(l.bytes), if right_side(l.bytes) { u64::MAX - l.bytes } else { l.bytes }));
     for (i, l) in sorted.iter().enumerate() {
         let xx = x_of_bytes(l.bytes);
         let label_y = 12.0 + 15.0 * i as f64;
-        let (anchor, dx) = if xx > left + plot_w * 0.6 { ("end", -4.0) } else { ("start", 4.0) };
+        let (anchor, dx) = if right_side(l.bytes) { ("end", -4.0) } else { ("start", 4.0) };
         let _ = write!(
             s,
             "<g class=\"limit\"><title>{}: {} bytes ({} scope, warn at {:.0}%)</title>\

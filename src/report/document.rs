@@ -608,6 +608,30 @@ pub fn duration(us: i64) -> String {
     if us < 60_000_000 { format!("{:.3} s", us as f64 / 1e6) } else { format!("{} min {} s", us / 60_000_000, us % 60_000_000 / 1_000_000) }
 }
 
+/// What a cause token of `validation_errors` or `pagination_drift` means (from the rules'
+/// SQL headers).
+pub fn cause_meaning(cause: &str) -> Option<&'static str> {
+    Some(match cause {
+        "server_output" => "isError results whose text is a server-side output validation failure: the tool ran, its output did not match its own outputSchema.",
+        "client_structured" => "JSON-RPC errors (-32602/-32600) about structured content.",
+        "predicted_reject" => "structuredContent that fails the tool's outputSchema from the same session's tools/list: a validating client rejects the result.",
+        "error_with_structured" => "isError results carrying structuredContent: servers skip the check, validating clients still check it and throw, hiding the real error.",
+        "missing_structured" => "outputSchema declared but no structuredContent in a successful result.",
+        "empty_content" => "structuredContent beside an empty content array: clients that show only content show nothing.",
+        "text_disagrees" => "the text block says something else than structuredContent: the model and the user see different answers.",
+        "cursor_reused" => "a cursor sent again in the same session: the client loops over pages.",
+        "cursor_not_issued" => "a cursor this session never issued (foreign or forged).",
+        "not_followed" => "a next cursor nobody sent: for tools/list, tools the model never saw.",
+        "items_repeated" => "the cursor advanced less than the items returned: the next page repeats items.",
+        "items_skipped" => "the cursor advanced more than the items returned: items were never returned.",
+        "cursor_not_last_item" => "the cursor does not point after the page's last item.",
+        "page_size_changed" => "the page size argument changed mid-chain.",
+        "empty_next_cursor" => "nextCursor \"\": the end of the list before 2026-07-28, \"more\" after it.",
+        "runaway_chain" => "more than 50 pages in one chain.",
+        _ => return None,
+    })
+}
+
 /// A heading for each built-in rule (custom rules use their name).
 pub fn rule_title(rule: &str) -> String {
     match rule {
@@ -758,7 +782,7 @@ impl Report {
         findings.push(Span::Strong(format!("{} error", tt.error)));
         findings.push(t(format!(", {} warn, {} info", tt.warn, tt.info)));
         b.push(Block::Table {
-            header: vec!["", "count"],
+            header: vec!["", "value"],
             numeric: vec![false, true],
             rows: vec![
                 vec![vec![t("captures")], num(tt.captures as u64)],
@@ -829,7 +853,7 @@ impl Report {
         });
         if self.skipped_files.count > 0 {
             b.push(Block::Para(vec![t(format!(
-                "Skipped {} file(s) that are not captures or logs ({}).",
+                "Skipped {} file(s) that are not captures or logs: {}.",
                 self.skipped_files.count,
                 bytes_label(self.skipped_files.bytes)
             ))]));
@@ -977,6 +1001,9 @@ impl Report {
             if by_cause {
                 let cause = if g.cause.is_empty() { "other".to_string() } else { g.cause.clone() };
                 b.push(Block::Heading { level, id: format!("{}-{}", section_id(&r.rule), cause.replace('_', "-")), text: format!("{cause} ({})", g.findings.len()) });
+                if let Some(meaning) = cause_meaning(&cause) {
+                    b.push(Block::Para(vec![t(meaning)]));
+                }
             }
             let with_session = r.rule == "connection_deaths" || r.rule == "pagination_drift";
             let has_excerpt = g.findings.iter().any(|f| f.excerpt.is_some());

@@ -20,7 +20,7 @@ h2 { font-size: 1.35rem; margin: 2rem 0 .5rem; padding-bottom: .25rem; border-bo
 h3 { font-size: 1.05rem; margin: 1.25rem 0 .4rem; }
 p { margin: .5rem 0; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .88em;
-  background: #f3f4f6; padding: .05em .3em; border-radius: 4px; overflow-wrap: anywhere; }
+  background: #f3f4f6; padding: .05em .3em; border-radius: 4px; overflow-wrap: break-word; }
 nav.toc { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: .5rem 1rem; margin: 1rem 0; }
 nav.toc ol { margin: .25rem 0; padding-left: 1.25rem; columns: 2 16rem; }
 .table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; margin: .5rem 0 1rem; border: 1px solid #d0d7de; border-radius: 6px; }
