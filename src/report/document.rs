@@ -1002,7 +1002,9 @@ impl Report {
                 let cause = if g.cause.is_empty() { "other".to_string() } else { g.cause.clone() };
                 b.push(Block::Heading { level, id: format!("{}-{}", section_id(&r.rule), cause.replace('_', "-")), text: format!("{cause} ({})", g.findings.len()) });
                 if let Some(meaning) = cause_meaning(&cause) {
-                    b.push(Block::Para(vec![t(meaning)]));
+                    let mut chars = meaning.chars();
+                    let sentence = chars.next().map(|c| c.to_uppercase().chain(chars).collect::<String>()).unwrap_or_default();
+                    b.push(Block::Para(vec![t(sentence)]));
                 }
             }
             let with_session = r.rule == "connection_deaths" || r.rule == "pagination_drift";
