@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use crate::ingest::discover::{CaptureInput, DiscoverError, discover};
+use crate::ingest::frame::Sink;
 use crate::ingest::run::{FileReport, IngestOptions, ingest_capture};
 use crate::model::capture::{CaptureModel, CaptureRows, ModelOptions};
 use crate::model::tables::{ReaderLimit, Tables, build_tables};
@@ -33,11 +34,14 @@ pub enum LoadError {
     Tables(#[from] polars::prelude::PolarsError),
 }
 
+/// Reads one capture into a sink (the model, possibly wrapped, e.g. by a progress counter).
+pub type IngestFn<'a> = dyn Fn(&CaptureInput, &mut dyn Sink) -> Vec<FileReport> + Sync + 'a;
+
 /// Ingests one capture into rows.
-pub fn load_capture(input: &CaptureInput, opts: &IngestOptions, model_opts: &std::sync::Arc<ModelOptions>) -> LoadedCapture {
+pub fn load_capture(input: &CaptureInput, ingest: &IngestFn<'_>, model_opts: &std::sync::Arc<ModelOptions>) -> LoadedCapture {
     let name = input.name().to_string();
     let mut model = CaptureModel::new(&name, &default_session(input), std::sync::Arc::clone(model_opts));
-    let files = ingest_capture(input, opts, &mut model);
+    let files = ingest(input, &mut model);
     LoadedCapture { name, files, rows: model.finish() }
 }
 
@@ -51,12 +55,18 @@ fn default_session(input: &CaptureInput) -> String {
 
 /// Discovers, ingests and tabulates `paths` (plus explicit `pairs`).
 pub fn load(paths: &[PathBuf], pairs: &[String], opts: &IngestOptions, model_opts: &ModelOptions, limits: &[ReaderLimit]) -> Result<Loaded, LoadError> {
+    load_with(paths, pairs, model_opts, limits, &|input, sink| ingest_capture(input, opts, sink))
+}
+
+/// [`load`] with the per-capture ingest step given by the caller (progress reporting wraps
+/// the sink there).
+pub fn load_with(paths: &[PathBuf], pairs: &[String], model_opts: &ModelOptions, limits: &[ReaderLimit], ingest: &IngestFn<'_>) -> Result<Loaded, LoadError> {
     if paths.is_empty() && pairs.is_empty() {
         return Err(LoadError::NoInputs);
     }
     let inputs = discover(paths, pairs)?;
     let model_opts = std::sync::Arc::new(model_opts.clone());
-    let captures: Vec<LoadedCapture> = inputs.par_iter().map(|i| load_capture(i, opts, &model_opts)).collect();
+    let captures: Vec<LoadedCapture> = inputs.par_iter().map(|i| load_capture(i, ingest, &model_opts)).collect();
     let rows: Vec<&CaptureRows> = captures.iter().map(|c| &c.rows).collect();
     let tables = build_tables(&rows, limits)?;
     Ok(Loaded { captures, tables })

@@ -1,9 +1,8 @@
 //! Progress on stderr while ingesting (indicatif): a bar over the input bytes with frames,
 //! rate and ETA. Hidden when stderr is not a terminal or when quiet; then [`load`] runs as is.
 //!
-//! `load()` has no progress hook, so the visible path repeats its three steps (discover,
-//! ingest each capture in parallel, build tables) with a counting [`Sink`] around each
-//! capture's model; a test keeps the two paths' tables equal.
+//! The visible path runs [`load_with`] with a counting [`Sink`] around each capture's model;
+//! a test keeps the two paths' tables equal.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal as _, Read as _, Seek as _, SeekFrom};
@@ -12,14 +11,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use rayon::prelude::*;
-
 use crate::ingest::discover::{CaptureInput, discover};
 use crate::ingest::frame::{Event, Frame, Sink, Skip};
 use crate::ingest::run::{IngestOptions, ingest_capture};
-use crate::load::{LoadError, Loaded, LoadedCapture, load};
-use crate::model::capture::{CaptureModel, CaptureRows, ModelOptions};
-use crate::model::tables::{ReaderLimit, build_tables};
+use crate::load::{LoadError, Loaded, load, load_with};
+use crate::model::capture::ModelOptions;
+use crate::model::tables::ReaderLimit;
 
 /// Whether progress would be drawn: stderr is a terminal and the user did not ask for quiet.
 pub fn visible(quiet: bool) -> bool {
@@ -67,45 +64,22 @@ fn style(frames: Arc<AtomicU64>) -> ProgressStyle {
         .progress_chars("=> ")
 }
 
-/// The steps of [`load`], reporting bytes and frames to `bar`.
+/// [`load`], reporting bytes and frames to `bar`.
 pub fn load_tracked(paths: &[PathBuf], pairs: &[String], opts: &IngestOptions, model_opts: &ModelOptions, limits: &[ReaderLimit], bar: ProgressBar) -> Result<Loaded, LoadError> {
-    if paths.is_empty() && pairs.is_empty() {
-        return Err(LoadError::NoInputs);
-    }
+    // Discovery runs again inside load_with; walking the folders twice is cheap.
     let inputs = discover(paths, pairs)?;
     let expected: HashMap<String, u64> = inputs.iter().flat_map(files_of).map(|p| (p.display().to_string(), expected_bytes(p))).collect();
     let frames = Arc::new(AtomicU64::new(0));
     bar.set_length(expected.values().sum());
     bar.set_style(style(Arc::clone(&frames)));
-    let model_opts = Arc::new(model_opts.clone());
-    let captures: Vec<LoadedCapture> = inputs
-        .par_iter()
-        .map(|input| {
-            let name = input.name().to_string();
-            let mut model = CaptureModel::new(&name, &default_session(input), Arc::clone(&model_opts));
-            let files = {
-                let mut sink = Counting { inner: &mut model, bar: &bar, frames: &frames, expected: &expected, file_expected: 0, file_seen: 0 };
-                let files = ingest_capture(input, opts, &mut sink);
-                sink.end_file();
-                files
-            };
-            LoadedCapture { name, files, rows: model.finish() }
-        })
-        .collect();
-    bar.set_message("building tables");
-    let rows: Vec<&CaptureRows> = captures.iter().map(|c| &c.rows).collect();
-    let tables = build_tables(&rows, limits);
+    let loaded = load_with(paths, pairs, model_opts, limits, &|input, model| {
+        let mut sink = Counting { inner: model, bar: &bar, frames: &frames, expected: &expected, file_expected: 0, file_seen: 0 };
+        let files = ingest_capture(input, opts, &mut sink);
+        sink.end_file();
+        files
+    });
     bar.finish_and_clear();
-    Ok(Loaded { captures, tables: tables? })
-}
-
-/// Same as `load`'s: the file name of the (first) file.
-fn default_session(input: &CaptureInput) -> String {
-    match input {
-        CaptureInput::File { path, .. } | CaptureInput::StdioPair { c2s: path, .. } => {
-            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "-".into())
-        }
-    }
+    loaded
 }
 
 /// Forwards everything to the model and advances the bar by the bytes accounted, clamped to
