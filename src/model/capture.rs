@@ -224,7 +224,7 @@ impl CaptureModel {
                 if let Some(n) = &m.note {
                     notes.push(n.clone());
                 }
-                vec![m]
+                vec![*m]
             }
             Parsed::Batch(v) => {
                 row.kind = Kind::Batch.as_str();

@@ -313,7 +313,7 @@ struct PageResult<'a> {
 /// What a frame's payload holds: one message, a batch, or something that is not JSON-RPC.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Parsed {
-    One(Message),
+    One(Box<Message>),
     Batch(Vec<Message>),
     /// Not a message; the kind says why.
     Other(Kind, Option<String>),
@@ -337,8 +337,8 @@ pub fn parse_payload(payload: &[u8]) -> Parsed {
     let first = payload.iter().find(|b| !b.is_ascii_whitespace()).copied();
     match first {
         Some(b'{') => match parse_object(payload) {
-            Ok(m) => Parsed::One(m),
-            Err(other) => other,
+            Ok(m) => Parsed::One(Box::new(m)),
+            Err(other) => *other,
         },
         Some(b'[') => match serde_json::from_slice::<Vec<&RawValue>>(payload) {
             Ok(items) => {
@@ -382,22 +382,22 @@ fn embedded_jsonrpc_note(payload: &[u8]) -> Option<String> {
     ))
 }
 
-fn parse_object(payload: &[u8]) -> Result<Message, Parsed> {
+fn parse_object(payload: &[u8]) -> Result<Message, Box<Parsed>> {
     match serde_json::from_slice::<Typed>(payload) {
         Ok(t) => {
             let m = from_typed(t);
             if m.kind.is_none() {
-                return Err(Parsed::Other(Kind::NotJsonRpc, Some("JSON object without method, result or error".into())));
+                return Err(Box::new(Parsed::Other(Kind::NotJsonRpc, Some("JSON object without method, result or error".into()))));
             }
             Ok(m)
         }
         Err(typed_err) => match serde_json::from_slice::<Loose>(payload) {
             Ok(l) => {
-                let mut m = from_loose(&l).ok_or(Parsed::Other(Kind::NotJsonRpc, Some("JSON object without method, result or error".into())))?;
+                let mut m = from_loose(&l).ok_or_else(|| Box::new(Parsed::Other(Kind::NotJsonRpc, Some("JSON object without method, result or error".into()))))?;
                 m.note = Some(format!("unexpected MCP shape: {typed_err}"));
                 Ok(m)
             }
-            Err(e) => Err(Parsed::Other(Kind::InvalidJson, Some(format!("invalid JSON: {e}")))),
+            Err(e) => Err(Box::new(Parsed::Other(Kind::InvalidJson, Some(format!("invalid JSON: {e}"))))),
         },
     }
 }
@@ -688,7 +688,7 @@ mod tests {
 
     fn one(s: &str) -> Message {
         match parse_payload(s.as_bytes()) {
-            Parsed::One(m) => m,
+            Parsed::One(m) => *m,
             other => panic!("not one message: {other:?}"),
         }
     }
