@@ -66,8 +66,29 @@ pub fn load_with(paths: &[PathBuf], pairs: &[String], model_opts: &ModelOptions,
     }
     let inputs = discover(paths, pairs)?;
     let model_opts = std::sync::Arc::new(model_opts.clone());
-    let captures: Vec<LoadedCapture> = inputs.par_iter().map(|i| load_capture(i, ingest, &model_opts)).collect();
-    let rows: Vec<&CaptureRows> = captures.iter().map(|c| &c.rows).collect();
-    let tables = build_tables(&rows, limits)?;
+    let mut captures: Vec<LoadedCapture> = inputs.par_iter().map(|i| load_capture(i, ingest, &model_opts)).collect();
+    trace_rss("ingested");
+    let mut rows: Vec<CaptureRows> = captures.iter_mut().map(|c| std::mem::take(&mut c.rows)).collect();
+    let tables = build_tables(&mut rows, limits)?;
+    for (c, r) in captures.iter_mut().zip(rows) {
+        c.rows = r;
+    }
+    trace_rss("tables built");
+    if std::env::var_os("MCPSIFT_TRACE_RSS").is_some() {
+        for (name, df) in tables.named() {
+            eprintln!("[rss] table {name}: {} rows, {} bytes estimated", df.height(), df.estimated_size());
+        }
+    }
     Ok(Loaded { captures, tables })
+}
+
+/// Debug aid: prints the current RSS when MCPSIFT_TRACE_RSS is set.
+pub fn trace_rss(stage: &str) {
+    if std::env::var_os("MCPSIFT_TRACE_RSS").is_none() {
+        return;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let rss = status.lines().find(|l| l.starts_with("VmRSS")).unwrap_or("VmRSS: ?");
+    let hwm = status.lines().find(|l| l.starts_with("VmHWM")).unwrap_or("VmHWM: ?");
+    eprintln!("[rss] {stage}: {rss} {hwm}");
 }

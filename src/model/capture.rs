@@ -6,6 +6,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use super::message::{Kind, Message, Parsed, parse_payload};
@@ -19,6 +21,8 @@ const BATCH_FRAMES: usize = 4096;
 /// Frame rows are turned into a compact columnar chunk this often, so a capture of millions
 /// of messages holds its frames as Arrow columns, not as row structs.
 const FRAME_CHUNK_ROWS: usize = 1 << 16;
+/// Answered calls are turned into columnar chunks once this many calls are held as rows.
+const CALL_CHUNK_ROWS: usize = 1 << 16;
 
 /// One problem with the input, for `--stats` and stderr.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +54,8 @@ pub struct CaptureRows {
     pub frame_chunks: Vec<polars::prelude::DataFrame>,
     /// Frame rows not yet chunked.
     pub frames: Vec<FrameRow>,
+    /// Answered calls already converted to columnar chunks (the `calls` table is these, then `calls`).
+    pub call_chunks: Vec<polars::prelude::DataFrame>,
     pub calls: Vec<CallRow>,
     pub sessions: Vec<SessionRow>,
     pub tools: Vec<ToolRow>,
@@ -75,7 +81,9 @@ pub struct ModelOptions {
 /// The sink that turns one capture's frames into rows.
 pub struct CaptureModel {
     options: std::sync::Arc<ModelOptions>,
-    capture: String,
+    capture: Arc<str>,
+    /// Interned session names (rows share them).
+    session_names: HashMap<String, Arc<str>>,
     /// File currently being read (diagnostics name it).
     current_file: String,
     default_session: String,
@@ -85,8 +93,14 @@ pub struct CaptureModel {
     out: CaptureRows,
     sessions: HashMap<String, SessionState>,
     session_order: Vec<String>,
-    /// (session, request direction, id) → index into `out.calls` of the latest such request.
-    calls_by_key: HashMap<(String, &'static str, String), usize>,
+    /// Calls held as rows (pending ones, and answered ones not yet chunked), by call number.
+    calls: polars::prelude::PlHashMap<usize, CallRow>,
+    next_call: usize,
+    call_chunk_at: usize,
+    /// Paginated calls that went into chunks, kept as rows for the `pages` table.
+    paged_calls: Vec<CallRow>,
+    /// (session, request direction, id) → call number of the latest such request.
+    calls_by_key: polars::prelude::PlHashMap<(Arc<str>, &'static str, String), usize>,
     /// (connection, exchange) → call index, to pair `id: null` HTTP errors.
     calls_by_exchange: HashMap<(u64, u64), usize>,
     /// outputSchemas listed so far, per session and tool.
@@ -97,7 +111,8 @@ impl CaptureModel {
     pub fn new(capture: &str, default_session: &str, options: std::sync::Arc<ModelOptions>) -> Self {
         CaptureModel {
             options,
-            capture: capture.to_string(),
+            capture: capture.into(),
+            session_names: HashMap::new(),
             current_file: capture.to_string(),
             default_session: default_session.to_string(),
             batch: Vec::new(),
@@ -106,7 +121,11 @@ impl CaptureModel {
             out: CaptureRows::default(),
             sessions: HashMap::new(),
             session_order: Vec::new(),
-            calls_by_key: HashMap::new(),
+            calls: polars::prelude::PlHashMap::default(),
+            next_call: 0,
+            call_chunk_at: CALL_CHUNK_ROWS,
+            paged_calls: Vec::new(),
+            calls_by_key: polars::prelude::PlHashMap::default(),
             calls_by_exchange: HashMap::new(),
             schemas: OutputSchemas::default(),
         }
@@ -140,19 +159,29 @@ impl CaptureModel {
         }
     }
 
-    fn session_key(&self, f: &Frame) -> String {
+    fn session_key(&mut self, f: &Frame) -> Arc<str> {
         use crate::ingest::frame::Transport;
-        match (&f.session, &f.http) {
-            (Some(s), _) => s.clone(),
-            (None, Some(h)) if matches!(f.transport, Transport::Http | Transport::Sse) => format!("conn:{}", h.connection),
-            (None, _) => self.default_session.clone(),
+        let conn;
+        let key: &str = match (&f.session, &f.http) {
+            (Some(s), _) => s,
+            (None, Some(h)) if matches!(f.transport, Transport::Http | Transport::Sse) => {
+                conn = format!("conn:{}", h.connection);
+                &conn
+            }
+            (None, _) => &self.default_session,
+        };
+        if let Some(name) = self.session_names.get(key) {
+            return Arc::clone(name);
         }
+        let name: Arc<str> = key.into();
+        self.session_names.insert(key.to_string(), Arc::clone(&name));
+        name
     }
 
     fn session_mut(&mut self, key: &str, transport: &'static str) -> &mut SessionState {
         if !self.sessions.contains_key(key) {
             self.session_order.push(key.to_string());
-            let row = SessionRow { capture: self.capture.clone(), session: key.to_string(), transport, ending: "unknown", ..SessionRow::default() };
+            let row = SessionRow { capture: self.capture.to_string(), session: key.to_string(), transport, ending: "unknown", ..SessionRow::default() };
             self.sessions.insert(key.to_string(), SessionState { row, ..SessionState::default() });
         }
         self.sessions.get_mut(key).expect("inserted above")
@@ -181,9 +210,9 @@ impl CaptureModel {
             },
             Some(Kind::Response) | Some(Kind::Error) => {
                 let id = m.rpc_id.clone().unwrap_or_default();
-                let key = (session.to_string(), "s2c", id);
+                let key = (Arc::from(session), "s2c", id);
                 match self.calls_by_key.get(&key) {
-                    Some(&i) if self.out.calls[i].resp_seq.is_none() => Direction::ClientToServer,
+                    Some(i) if self.calls.get(i).is_some_and(|c| c.resp_seq.is_none()) => Direction::ClientToServer,
                     _ => Direction::ServerToClient,
                 }
             }
@@ -209,9 +238,6 @@ impl CaptureModel {
             ..FrameRow::default()
         };
         let mut notes: Vec<String> = Vec::new();
-        if frame.direction.is_none() {
-            notes.push("direction inferred".into());
-        }
         if let Some(n) = &frame.note {
             notes.push(n.clone());
         }
@@ -309,13 +335,14 @@ impl CaptureModel {
     /// request's method and tool.
     fn absorb_message(
         &mut self,
-        session: &str,
+        session_name: &Arc<str>,
         direction: Direction,
         seq: u64,
         frame: &Frame,
         m: &Message,
         notes: &mut Vec<String>,
     ) -> Option<(String, Option<String>)> {
+        let session: &str = session_name;
         let dir = direction.as_str();
         let transport = frame.transport.as_str();
         {
@@ -344,13 +371,14 @@ impl CaptureModel {
         match m.kind {
             Some(Kind::Request) => {
                 let id = m.rpc_id.clone().unwrap_or_default();
-                let key = (session.to_string(), dir, id.clone());
-                if let Some(&prev) = self.calls_by_key.get(&key) {
-                    notes.push(format!("duplicate request id {id} (first at seq {})", self.out.calls[prev].req_seq));
+                let key = (Arc::clone(session_name), dir, id.clone());
+                if let Some(prev) = self.calls_by_key.get(&key) {
+                    let first = self.calls.get(prev).map_or_else(|| "an earlier seq".to_string(), |c| format!("seq {}", c.req_seq));
+                    notes.push(format!("duplicate request id {id} (first at {first})"));
                 }
                 let call = CallRow {
-                    capture: self.capture.clone(),
-                    session: session.to_string(),
+                    capture: Arc::clone(&self.capture),
+                    session: Arc::clone(session_name),
                     rpc_id: id,
                     method: m.method.clone().unwrap_or_default(),
                     direction: dir,
@@ -367,17 +395,21 @@ impl CaptureModel {
                     page_size_arg: m.page_size_arg,
                     ..CallRow::default()
                 };
-                let idx = self.out.calls.len();
-                self.out.calls.push(call);
+                let idx = self.next_call;
+                self.next_call += 1;
+                self.calls.insert(idx, call);
                 self.calls_by_key.insert(key, idx);
                 if let Some(h) = &frame.http {
                     self.calls_by_exchange.insert((h.connection, h.exchange), idx);
+                }
+                if self.calls.len() >= self.call_chunk_at {
+                    self.chunk_answered_calls();
                 }
             }
             Some(Kind::Response) | Some(Kind::Error) => {
                 let req_dir = if direction == Direction::ClientToServer { "s2c" } else { "c2s" };
                 let id = m.rpc_id.clone().unwrap_or_default();
-                let mut idx = self.calls_by_key.get(&(session.to_string(), req_dir, id.clone())).copied();
+                let mut idx = self.calls_by_key.get(&(Arc::clone(session_name), req_dir, id.clone())).copied();
                 if idx.is_none()
                     && id == "null"
                     && let Some(h) = &frame.http
@@ -387,12 +419,12 @@ impl CaptureModel {
                         notes.push("id null: paired through its HTTP exchange".into());
                     }
                 }
-                let Some(idx) = idx else {
+                let Some(idx) = idx.filter(|i| self.calls.contains_key(i)) else {
                     self.out.unmatched_responses += 1;
                     notes.push(format!("response to unknown request id {id}"));
                     return None;
                 };
-                let call = &mut self.out.calls[idx];
+                let call = self.calls.get_mut(&idx).expect("checked above");
                 let answered = Some((call.method.clone(), call.tool.clone()));
                 if call.resp_seq.is_some() {
                     notes.push(format!("second response to request id {id}"));
@@ -472,7 +504,7 @@ impl CaptureModel {
                         }
                     }
                 }
-                let call = &mut self.out.calls[idx];
+                let call = self.calls.get_mut(&idx).expect("checked above");
                 if call.cancelled {
                     call.outcome = "cancelled";
                 }
@@ -485,7 +517,7 @@ impl CaptureModel {
                             self.schemas.insert(session, &t.name, schema.clone());
                         }
                         self.out.tools.push(ToolRow {
-                            capture: self.capture.clone(),
+                            capture: self.capture.to_string(),
                             session: session.to_string(),
                             page,
                             tool: t.name.clone(),
@@ -512,8 +544,9 @@ impl CaptureModel {
                 if m.cancel_reason.as_deref().is_some_and(|r| r.to_ascii_lowercase().contains("timed out") || r.to_ascii_lowercase().contains("timeout")) {
                     self.session_mut(session, transport).timeout_cancels += 1;
                 }
-                if let Some(&idx) = self.calls_by_key.get(&(session.to_string(), dir, target)) {
-                    let call = &mut self.out.calls[idx];
+                if let Some(idx) = self.calls_by_key.get(&(Arc::clone(session_name), dir, target))
+                    && let Some(call) = self.calls.get_mut(idx)
+                {
                     call.cancelled = true;
                     call.cancel_reason = m.cancel_reason.clone();
                     call.outcome = "cancelled";
@@ -524,26 +557,52 @@ impl CaptureModel {
         None
     }
 
+    /// Moves answered (or cancelled) calls out of the row map into a columnar chunk, with their
+    /// session's client and server facts; pending calls stay rows.
+    fn chunk_answered_calls(&mut self) {
+        let mut done: Vec<usize> = self.calls.iter().filter(|(_, c)| c.resp_seq.is_some() || c.cancelled).map(|(i, _)| *i).collect();
+        done.sort_unstable();
+        let mut rows: Vec<CallRow> = Vec::with_capacity(done.len());
+        for i in done {
+            let Some(mut call) = self.calls.remove(&i) else { continue };
+            let key = (Arc::clone(&call.session), call.direction, call.rpc_id.clone());
+            if self.calls_by_key.get(&key) == Some(&i) {
+                self.calls_by_key.remove(&key);
+            }
+            if let Some(st) = self.sessions.get(&*call.session) {
+                fill_session_facts(&mut call, &st.row);
+            }
+            if super::pages::is_page(&call) {
+                self.paged_calls.push(call.clone());
+            }
+            rows.push(call);
+        }
+        if let Ok(chunk) = super::tables::calls_df(&rows.iter().collect::<Vec<_>>()) {
+            self.out.call_chunks.push(chunk);
+        } else {
+            // Never expected; the rows go back so nothing is lost.
+            for call in rows {
+                self.calls.insert(self.next_call, call);
+                self.next_call += 1;
+            }
+        }
+        self.call_chunk_at = (self.calls.len() * 2).max(CALL_CHUNK_ROWS);
+    }
+
     /// Flushes pending frames and completes sessions and calls.
     pub fn finish(mut self) -> CaptureRows {
         self.flush();
+        let mut remaining: Vec<(usize, CallRow)> = self.calls.drain().collect();
+        remaining.sort_unstable_by_key(|(i, _)| *i);
+        self.out.calls = remaining.into_iter().map(|(_, c)| c).collect();
         let mut out = self.out;
         // Calls take the client/server facts of their session where the request had none.
         for call in &mut out.calls {
-            if let Some(st) = self.sessions.get(&call.session) {
-                let s = &st.row;
-                if call.client_name.is_none() {
-                    call.client_name = s.client_name.clone();
-                    call.client_version = s.client_version.clone();
-                }
-                call.server_name = s.server_name.clone();
-                call.server_version = s.server_version.clone();
-                if call.protocol_version.is_none() {
-                    call.protocol_version = s.protocol_version.clone();
-                }
+            if let Some(st) = self.sessions.get(&*call.session) {
+                fill_session_facts(call, &st.row);
             }
             if call.resp_seq.is_none() && !call.cancelled
-                && let Some(st) = self.sessions.get_mut(&call.session)
+                && let Some(st) = self.sessions.get_mut(&*call.session)
             {
                 let what = match &call.tool {
                     Some(t) => format!("{} {t}", call.method),
@@ -600,8 +659,23 @@ impl CaptureModel {
             }
             out.sessions.push(st.row);
         }
-        out.pages = super::pages::build_pages(&out.calls);
+        let mut paged = std::mem::take(&mut self.paged_calls);
+        paged.extend(out.calls.iter().filter(|c| super::pages::is_page(c)).cloned());
+        out.pages = super::pages::build_pages(&paged);
         out
+    }
+}
+
+/// Calls take the client/server facts of their session where the request had none.
+fn fill_session_facts(call: &mut CallRow, s: &SessionRow) {
+    if call.client_name.is_none() {
+        call.client_name = s.client_name.clone();
+        call.client_version = s.client_version.clone();
+    }
+    call.server_name = s.server_name.clone();
+    call.server_version = s.server_version.clone();
+    if call.protocol_version.is_none() {
+        call.protocol_version = s.protocol_version.clone();
     }
 }
 
@@ -645,7 +719,7 @@ impl Sink for CaptureModel {
     fn event(&mut self, e: Event) {
         self.flush();
         self.out.events.push(EventRow {
-            capture: self.capture.clone(),
+            capture: self.capture.to_string(),
             session: e.session,
             ts_us: e.ts_us,
             offset: e.offset,

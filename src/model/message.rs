@@ -490,15 +490,22 @@ fn read_result(r: ResultView, m: &mut Message) {
     m.server_info = r.server_info;
     m.protocol_version = raw_str(r.protocol_version);
     let mut marker: Option<String> = None;
-    if let Some(blocks) = r.content {
-        let mut types = Vec::with_capacity(blocks.len());
+    // The first text block is decoded only when needed: to compare with structuredContent, or
+    // to read an error result's message.
+    let mut first_text: Option<&RawValue> = None;
+    let has_structured = r.structured.is_some_and(|s| s.get() != "null");
+    if let Some(blocks) = &r.content {
+        let mut types = String::new();
         m.content_blocks = blocks.len() as u32;
-        for b in &blocks {
-            types.push(b.kind.as_deref().unwrap_or("?").to_string());
+        for b in blocks {
+            if !types.is_empty() {
+                types.push(',');
+            }
+            types.push_str(b.kind.as_deref().unwrap_or("?"));
             if let Some(text) = b.text {
                 m.text_bytes += decoded_len(text.get());
-                if m.first_text.is_none() && text.get().len() <= KEEP_TEXT_BYTES {
-                    m.first_text = serde_json::from_str::<String>(text.get()).ok();
+                if first_text.is_none() {
+                    first_text = Some(text);
                 }
                 if marker.is_none() {
                     marker = text_marker(text.get());
@@ -522,7 +529,10 @@ fn read_result(r: ResultView, m: &mut Message) {
                 }
             }
         }
-        m.content_types = Some(types.join(","));
+        m.content_types = Some(types);
+    }
+    if (has_structured || m.is_error == Some(true)) && let Some(text) = first_text.filter(|t| t.get().len() <= KEEP_TEXT_BYTES) {
+        m.first_text = serde_json::from_str::<String>(text.get()).ok();
     }
     if let Some(sc) = r.structured.filter(|s| s.get() != "null") {
         m.has_structured = true;
@@ -605,6 +615,11 @@ fn text_marker(literal: &str) -> Option<String> {
         start += 1;
     }
     let tail = &literal[start..];
+    // Every built-in marker contains one of these: skip the per-marker search for most texts.
+    let bytes = tail.as_bytes();
+    if memchr::memmem::find(bytes, b"runcat").is_none() && memchr::memmem::find(bytes, b"exceeds").is_none() {
+        return None;
+    }
     TRUNCATION_MARKERS.iter().find(|mk| tail.contains(*mk)).map(|mk| mk.to_string())
 }
 

@@ -76,7 +76,8 @@ fn decode_cursor(cursor: &str) -> Option<DecodedCursor> {
     Some(DecodedCursor { text, offset, after })
 }
 
-fn is_page(c: &CallRow) -> bool {
+/// Whether a call is a page of a cursor chain.
+pub(crate) fn is_page(c: &CallRow) -> bool {
     LIST_METHODS.contains(&c.method.as_str()) || (c.method == "tools/call" && (c.cursor_in.is_some() || c.cursor_out.is_some()))
 }
 
@@ -93,8 +94,8 @@ pub fn build_pages(calls: &[CallRow]) -> Vec<PageRow> {
     for c in ordered {
         let chain = if c.method == "tools/call" { c.tool.clone().unwrap_or_default() } else { c.method.clone() };
         let mut row = PageRow {
-            capture: c.capture.clone(),
-            session: c.session.clone(),
+            capture: c.capture.to_string(),
+            session: c.session.to_string(),
             chain: chain.clone(),
             rpc_id: c.rpc_id.clone(),
             req_seq: c.req_seq,
@@ -108,7 +109,7 @@ pub fn build_pages(calls: &[CallRow]) -> Vec<PageRow> {
             resp_bytes: c.resp_bytes,
             ..PageRow::default()
         };
-        let previous = c.cursor_in.as_ref().and_then(|cur| issued.get(&(c.session.clone(), cur.clone())).copied());
+        let previous = c.cursor_in.as_ref().and_then(|cur| issued.get(&(c.session.to_string(), cur.clone())).copied());
         match (&c.cursor_in, previous) {
             (Some(_), Some(p)) => {
                 row.chain_id = pages[p].chain_id.clone();
@@ -117,14 +118,14 @@ pub fn build_pages(calls: &[CallRow]) -> Vec<PageRow> {
                 row.page_size_changed = pages[p].page_size_arg != c.page_size_arg && pages[p].page_size_arg.is_some();
             }
             _ => {
-                let n = chains_started.entry((c.session.clone(), chain.clone())).or_default();
+                let n = chains_started.entry((c.session.to_string(), chain.clone())).or_default();
                 *n += 1;
                 row.chain_id = format!("{chain}#{n}");
                 row.page_no = 1;
             }
         }
         if let Some(cur) = &c.cursor_in {
-            row.cursor_seen_before = !sent.insert((c.session.clone(), cur.clone()));
+            row.cursor_seen_before = !sent.insert((c.session.to_string(), cur.clone()));
             if !row.cursor_issued_before {
                 row.cursor_issued_in = issued_anywhere.get(cur).cloned();
             }
@@ -140,8 +141,8 @@ pub fn build_pages(calls: &[CallRow]) -> Vec<PageRow> {
         }
         if let Some(out) = c.cursor_out.as_deref().filter(|s| !s.is_empty()) {
             row.offset_out = decode_cursor(out).and_then(|d| d.offset);
-            issued.insert((c.session.clone(), out.to_string()), pages.len());
-            issued_anywhere.entry(out.to_string()).or_insert_with(|| c.session.clone());
+            issued.insert((c.session.to_string(), out.to_string()), pages.len());
+            issued_anywhere.entry(out.to_string()).or_insert_with(|| c.session.to_string());
         }
         if let (Some(i), Some(o)) = (row.offset_in, row.offset_out) {
             row.advance = Some(o - i);

@@ -1,10 +1,13 @@
 //! Row types of the tables (DESIGN.md "Tables"); column names are the field names.
+//! Capture and session names are shared (`Arc<str>`): millions of rows, a handful of names.
+
+use std::sync::Arc;
 
 /// One row of `frames`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FrameRow {
-    pub capture: String,
-    pub session: String,
+    pub capture: Arc<str>,
+    pub session: Arc<str>,
     pub transport: &'static str,
     pub direction: &'static str,
     pub seq: u64,
@@ -31,8 +34,8 @@ pub struct FrameRow {
 /// One row of `calls`: a request and, when seen, its response.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallRow {
-    pub capture: String,
-    pub session: String,
+    pub capture: Arc<str>,
+    pub session: Arc<str>,
     pub rpc_id: String,
     pub method: String,
     /// Direction of the request (`c2s` for client requests; `s2c` for sampling etc.).

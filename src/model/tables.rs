@@ -88,9 +88,55 @@ impl Tables {
     }
 }
 
+/// A row field as a column value, borrowing strings instead of cloning them.
+trait ColumnValue<'a> {
+    type Out;
+    fn value(&'a self) -> Self::Out;
+}
+
+macro_rules! copy_value {
+    ($($t:ty),+) => {$(
+        impl<'a> ColumnValue<'a> for $t {
+            type Out = $t;
+            fn value(&'a self) -> $t {
+                *self
+            }
+        }
+    )+};
+}
+copy_value!(u64, i64, u32, f64, bool, Option<u64>, Option<i64>, Option<u32>, Option<f64>, Option<bool>);
+
+impl<'a> ColumnValue<'a> for String {
+    type Out = &'a str;
+    fn value(&'a self) -> &'a str {
+        self
+    }
+}
+
+impl<'a> ColumnValue<'a> for &'static str {
+    type Out = &'a str;
+    fn value(&'a self) -> &'a str {
+        self
+    }
+}
+
+impl<'a> ColumnValue<'a> for Option<String> {
+    type Out = Option<&'a str>;
+    fn value(&'a self) -> Option<&'a str> {
+        self.as_deref()
+    }
+}
+
+impl<'a> ColumnValue<'a> for std::sync::Arc<str> {
+    type Out = &'a str;
+    fn value(&'a self) -> &'a str {
+        self
+    }
+}
+
 macro_rules! columns {
     ($rows:expr; $($field:ident),+ $(,)?) => {
-        vec![$(Column::new(stringify!($field).into(), $rows.iter().map(|r| r.$field.clone()).collect::<Vec<_>>())),+]
+        vec![$(Column::new(stringify!($field).into(), $rows.iter().map(|r| r.$field.value()).collect::<Vec<_>>())),+]
     };
 }
 
@@ -101,7 +147,8 @@ pub(crate) fn frames_df(rows: &[&FrameRow]) -> PolarsResult<DataFrame> {
         blob_bytes_decoded, has_structured, structured_bytes, truncation_marker, note))
 }
 
-fn calls_df(rows: &[&CallRow]) -> PolarsResult<DataFrame> {
+/// The `calls` table of some rows (also used to chunk calls while a capture is read).
+pub(crate) fn calls_df(rows: &[&CallRow]) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(columns!(rows; capture, session, rpc_id, method, direction, tool, client_name, client_version,
         server_name, server_version, protocol_version, req_seq, resp_seq, req_ts_us, resp_ts_us, latency_ms, req_bytes,
         resp_bytes, outcome, is_error, error_code, error_message, validation, validation_detail, truncated,
@@ -138,26 +185,41 @@ fn limits_df(limits: &[ReaderLimit]) -> PolarsResult<DataFrame> {
     DataFrame::new_infer_height(columns!(rows; name, bytes, warn_ratio, scope, enabled))
 }
 
-/// Builds every table from the captures' rows.
-pub fn build_tables(captures: &[&CaptureRows], limits: &[ReaderLimit]) -> PolarsResult<Tables> {
-    let tail: Vec<&FrameRow> = captures.iter().flat_map(|c| &c.frames).collect();
+/// Builds every table from the captures' rows, moving the bulky row data (frames, calls,
+/// tools, pages) out of `captures` capture by capture so rows and columns of a run never
+/// coexist in full; the small accounting (sessions, events, counts, diagnostics) stays.
+pub fn build_tables(captures: &mut [CaptureRows], limits: &[ReaderLimit]) -> PolarsResult<Tables> {
     let mut frames = frames_df(&[])?;
-    for chunk in captures.iter().flat_map(|c| &c.frame_chunks) {
-        frames.vstack_mut(chunk)?;
+    let mut calls = calls_df(&[])?;
+    let mut tools = tools_df(&[])?;
+    let mut pages = pages_df(&[])?;
+    for c in captures.iter_mut() {
+        for chunk in std::mem::take(&mut c.frame_chunks) {
+            frames.vstack_mut_owned(chunk)?;
+        }
+        let tail = std::mem::take(&mut c.frames);
+        frames.vstack_mut_owned(frames_df(&tail.iter().collect::<Vec<_>>())?)?;
+        drop(tail);
+        for chunk in std::mem::take(&mut c.call_chunks) {
+            calls.vstack_mut_owned(chunk)?;
+        }
+        let rows = std::mem::take(&mut c.calls);
+        calls.vstack_mut_owned(calls_df(&rows.iter().collect::<Vec<_>>())?)?;
+        drop(rows);
+        let rows = std::mem::take(&mut c.tools);
+        tools.vstack_mut_owned(tools_df(&rows.iter().collect::<Vec<_>>())?)?;
+        let rows = std::mem::take(&mut c.pages);
+        pages.vstack_mut_owned(pages_df(&rows.iter().collect::<Vec<_>>())?)?;
     }
-    frames.vstack_mut(&frames_df(&tail)?)?;
-    let calls: Vec<&CallRow> = captures.iter().flat_map(|c| &c.calls).collect();
     let sessions: Vec<&SessionRow> = captures.iter().flat_map(|c| &c.sessions).collect();
-    let tools: Vec<&ToolRow> = captures.iter().flat_map(|c| &c.tools).collect();
     let events: Vec<&EventRow> = captures.iter().flat_map(|c| &c.events).collect();
-    let pages: Vec<&PageRow> = captures.iter().flat_map(|c| &c.pages).collect();
     Ok(Tables {
         frames,
-        calls: calls_df(&calls)?,
+        calls,
         sessions: sessions_df(&sessions)?,
-        tools: tools_df(&tools)?,
+        tools,
         events: events_df(&events)?,
-        pages: pages_df(&pages)?,
+        pages,
         limits: limits_df(limits)?,
     })
 }

@@ -102,6 +102,9 @@ pub fn text_disagreement(text: &str, structured: &str) -> Option<String> {
             return Some(format!("text JSON differs from structuredContent in {}", if keys.is_empty() { "shape".into() } else { keys.join(", ") }));
         }
     }
+    if !text.contains('=') {
+        return None;
+    }
     let obj = sc.as_object()?;
     let re = key_number_pattern();
     for cap in re.captures_iter(text) {
@@ -117,7 +120,7 @@ pub fn text_disagreement(text: &str, structured: &str) -> Option<String> {
 
 fn key_number_pattern() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*[=:]\s*(-?\d+(?:\.\d+)?)\b").expect("static pattern"))
+    RE.get_or_init(|| Regex::new(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(-?\d+(?:\.\d+)?)\b").expect("static pattern"))
 }
 
 #[cfg(test)]
