@@ -61,9 +61,9 @@ pub fn load_capture(input: &CaptureInput, ingest: &IngestFn<'_>, model_opts: &st
 }
 
 /// Batches in flight between the reading thread and the model (memory: this many batches).
-const CHANNEL_BATCHES: usize = 4;
+const CHANNEL_BATCHES: usize = 2;
 /// A batch is sent when it holds this many payload bytes or items.
-const CHANNEL_BATCH_BYTES: usize = 4 << 20;
+const CHANNEL_BATCH_BYTES: usize = 2 << 20;
 const CHANNEL_BATCH_ITEMS: usize = 2048;
 
 /// One sink call, carried from the reading thread to the model.

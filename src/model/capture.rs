@@ -16,7 +16,7 @@ use super::validate::{OutputSchemas, SchemaCheck, text_disagreement};
 use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip};
 
 /// Parse this many payload bytes (or frames) together on all cores.
-const BATCH_BYTES: usize = 8 << 20;
+const BATCH_BYTES: usize = 4 << 20;
 const BATCH_FRAMES: usize = 4096;
 /// Frame rows are turned into a compact columnar chunk this often, so a capture of millions
 /// of messages holds its frames as Arrow columns, not as row structs.
