@@ -83,7 +83,7 @@ pub struct CaptureModel {
     options: std::sync::Arc<ModelOptions>,
     capture: Arc<str>,
     /// Interned session names (rows share them).
-    session_names: HashMap<String, Arc<str>>,
+    session_names: polars::prelude::PlHashMap<String, Arc<str>>,
     /// File currently being read (diagnostics name it).
     current_file: String,
     default_session: String,
@@ -91,7 +91,7 @@ pub struct CaptureModel {
     batch_bytes: usize,
     seq: u64,
     out: CaptureRows,
-    sessions: HashMap<String, SessionState>,
+    sessions: polars::prelude::PlHashMap<String, SessionState>,
     session_order: Vec<String>,
     /// Calls held as rows (pending ones, and answered ones not yet chunked), by call number.
     calls: polars::prelude::PlHashMap<usize, CallRow>,
@@ -112,14 +112,14 @@ impl CaptureModel {
         CaptureModel {
             options,
             capture: capture.into(),
-            session_names: HashMap::new(),
+            session_names: polars::prelude::PlHashMap::default(),
             current_file: capture.to_string(),
             default_session: default_session.to_string(),
             batch: Vec::new(),
             batch_bytes: 0,
             seq: 0,
             out: CaptureRows::default(),
-            sessions: HashMap::new(),
+            sessions: polars::prelude::PlHashMap::default(),
             session_order: Vec::new(),
             calls: polars::prelude::PlHashMap::default(),
             next_call: 0,
@@ -246,7 +246,7 @@ impl CaptureModel {
                 if m.truncation_marker.is_none() && m.kind == Some(Kind::Response) && !self.options.truncation_markers.is_empty() {
                     m.truncation_marker = custom_marker(&self.options.truncation_markers, &frame.payload);
                 }
-                fill_frame_row(&mut row, &m);
+                row.kind = m.kind.map_or(Kind::NotJsonRpc.as_str(), Kind::as_str);
                 if let Some(n) = &m.note {
                     notes.push(n.clone());
                 }
@@ -273,12 +273,6 @@ impl CaptureModel {
             && let Some(status) = h.status
         {
             notes.push(format!("{} {} -> {}", h.method, h.url, status));
-        }
-        if row.truncation_marker.is_none()
-            && let Some(n) = &frame.note
-            && n.starts_with("host cut the body")
-        {
-            row.truncation_marker = n.strip_prefix("host cut the body: ").map(str::to_string);
         }
         let transport = frame.transport.as_str();
         {
@@ -314,6 +308,17 @@ impl CaptureModel {
                 row.method = row.method.take().or(Some(method));
                 row.tool = row.tool.take().or(tool);
             }
+        }
+        if messages.len() == 1
+            && let Some(m) = messages.into_iter().next()
+        {
+            fill_frame_row(&mut row, m);
+        }
+        if row.truncation_marker.is_none()
+            && let Some(n) = &frame.note
+            && n.starts_with("host cut the body")
+        {
+            row.truncation_marker = n.strip_prefix("host cut the body: ").map(str::to_string);
         }
         if !notes.is_empty() {
             row.note = Some(notes.join("; "));
@@ -690,21 +695,21 @@ pub fn is_server_output_validation(text: &str) -> bool {
     text.contains("Output validation error") || (text.starts_with("Error executing tool ") && text.contains(" validation error for "))
 }
 
-fn fill_frame_row(row: &mut FrameRow, m: &Message) {
-    row.kind = m.kind.map_or(Kind::NotJsonRpc.as_str(), Kind::as_str);
-    row.method = m.method.clone();
-    row.rpc_id = m.rpc_id.clone();
-    row.tool = m.tool.clone();
+/// Moves a message's facts into its frame's row (the call row took its own copies first).
+fn fill_frame_row(row: &mut FrameRow, m: Message) {
+    row.method = m.method.or(row.method.take());
+    row.rpc_id = m.rpc_id;
+    row.tool = m.tool.or(row.tool.take());
     row.is_error = m.is_error;
     row.error_code = m.error_code;
-    row.error_message = m.error_message.clone();
-    row.content_types = m.content_types.clone();
+    row.error_message = m.error_message;
+    row.content_types = m.content_types;
     row.text_bytes = m.text_bytes;
     row.blob_bytes_b64 = m.blob_bytes_b64;
     row.blob_bytes_decoded = m.blob_bytes_decoded;
     row.has_structured = m.has_structured;
     row.structured_bytes = m.structured_bytes;
-    row.truncation_marker = m.truncation_marker.clone();
+    row.truncation_marker = m.truncation_marker;
 }
 
 impl Sink for CaptureModel {
