@@ -9,3 +9,4 @@ mod corpus;
 mod pcap_corpus;
 mod samples;
 mod report;
+mod rules;

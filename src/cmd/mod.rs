@@ -35,6 +35,8 @@ pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
     const SUMMARISED: &[(&str, &str)] = &[
         ("unrecognized_format", "file(s) that are not captures or logs"),
         ("non_http_stream", "TCP stream(s) that never carried HTTP"),
+        ("tls_stream", "TLS-encrypted stream(s) (messages unreadable)"),
+        ("http2_stream", "HTTP/2 stream(s) (not supported)"),
         ("non_tcp_packet", "non-TCP packet region(s)"),
         ("port_filtered", "packet region(s) outside --port"),
     ];

@@ -243,6 +243,8 @@ impl SkipTally {
             };
             let detail = match reason {
                 "non_http_stream" => "TCP stream bytes that never parsed as HTTP/1.x".to_string(),
+                "tls_stream" => "TLS-encrypted connection: its messages cannot be read from the capture".to_string(),
+                "http2_stream" => "HTTP/2 connection (prior knowledge): not supported, only HTTP/1.x is parsed".to_string(),
                 "http_midstream" => {
                     "bytes before the first message boundary (capture started mid-connection)".to_string()
                 }
@@ -415,21 +417,21 @@ impl HttpConnection {
             HeadParse::Partial => {
                 if dir.head_buf.is_empty() {
                     if rest.len() >= MAX_HEAD_BYTES {
-                        return self.invalid_head(side, rest.len().min(1), ts_us, env);
+                        return self.invalid_head(side, rest.len().min(1), rest, ts_us, env);
                     }
                     dir.head_buf.extend_from_slice(rest);
                     rest.len()
                 } else if dir.head_buf.len() >= MAX_HEAD_BYTES {
-                    self.invalid_head(side, appended, ts_us, env)
+                    self.invalid_head(side, appended, rest, ts_us, env)
                 } else {
                     appended
                 }
             }
             HeadParse::Invalid => {
                 if dir.head_buf.is_empty() {
-                    self.invalid_head(side, 1, ts_us, env)
+                    self.invalid_head(side, 1, rest, ts_us, env)
                 } else {
-                    self.invalid_head(side, appended, ts_us, env)
+                    self.invalid_head(side, appended, rest, ts_us, env)
                 }
             }
         }
@@ -437,14 +439,21 @@ impl HttpConnection {
 
     /// The bytes at `head_start` are not a message head. Returns bytes of the current input
     /// consumed (`consumed_now`, which are already in the head buffer when it is non-empty).
-    fn invalid_head(&mut self, side: Side, consumed_now: usize, ts_us: Option<i64>, env: &mut HttpEnv<'_>) -> usize {
+    /// `first` holds the input at the head start when nothing is buffered yet.
+    fn invalid_head(&mut self, side: Side, consumed_now: usize, first: &[u8], ts_us: Option<i64>, env: &mut HttpEnv<'_>) -> usize {
+        // The peer's verdict (a TLS or HTTP/2 client hello) names the whole connection.
+        let peer_reason = match self.dirs[1 - side.index()].state {
+            DirState::Opaque(r @ ("tls_stream" | "http2_stream")) => Some(r),
+            _ => None,
+        };
         let dir = &mut self.dirs[side.index()];
         let buffered = std::mem::take(&mut dir.head_buf);
         let start = dir.head_start;
         if dir.clean_start && !dir.synced_once {
-            dir.state = DirState::Opaque("non_http_stream");
+            let reason = peer_reason.unwrap_or_else(|| opaque_reason(if buffered.is_empty() { first } else { &buffered }));
+            dir.state = DirState::Opaque(reason);
             let n = if buffered.is_empty() { 0 } else { buffered.len() as u64 };
-            dir.skip.add("non_http_stream", start, n, env);
+            dir.skip.add(reason, start, n, env);
             return if buffered.is_empty() { 0 } else { consumed_now };
         }
         env.stats.resyncs += 1;
@@ -936,7 +945,7 @@ impl HttpConnection {
             dir.skip.flush(env, None);
             // Bytes on a stream that never carried HTTP (a port probe's lone newline) are not
             // a cut head.
-            let reason = if dir.synced_once { "http_incomplete_head" } else { "non_http_stream" };
+            let reason = if dir.synced_once { "http_incomplete_head" } else { opaque_reason(&dir.head_buf) };
             dir.skip.add(reason, dir.head_start, n, env);
             dir.head_buf.clear();
         }
@@ -1007,6 +1016,18 @@ fn status_event(
     });
 }
 
+/// Why a stream that never carried HTTP/1.x is skipped, from its first bytes: a TLS record
+/// (handshake, version 3.x), the HTTP/2 connection preface, or anything else.
+fn opaque_reason(first: &[u8]) -> &'static str {
+    if first.len() >= 2 && first[0] == 0x16 && first[1] == 0x03 {
+        "tls_stream"
+    } else if first.starts_with(b"PRI * HTTP/2.0") {
+        "http2_stream"
+    } else {
+        "non_http_stream"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1051,16 +1072,18 @@ mod tests {
 
     #[test]
     fn non_http_stream_is_skipped_whole() {
-        let (client, server) = (b"\x16\x03\x01\x02\x00binary tls hello", b"\x16\x03\x03 more");
-        let sink = run(&[client], &[server]);
-        assert!(sink.frames.is_empty());
-        let skipped: u64 = sink
-            .skips
-            .iter()
-            .filter(|s| s.reason == "non_http_stream")
-            .map(|s| s.bytes)
-            .sum();
-        assert_eq!(skipped, (client.len() + server.len()) as u64);
+        for (client, server, reason) in [
+            (&b"\x16\x03\x01\x02\x00binary tls hello"[..], &b"\x16\x03\x03 more"[..], "tls_stream"),
+            (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x12\x04", b"\x00\x00\x06\x04\x00", "http2_stream"),
+            (b"SSH-2.0-OpenSSH_9.6\r\n", b"SSH-2.0-OpenSSH_9.2\r\n", "non_http_stream"),
+        ] {
+            let sink = run(&[client], &[server]);
+            assert!(sink.frames.is_empty());
+            let skipped: u64 = sink.skips.iter().filter(|s| s.reason == reason).map(|s| s.bytes).sum();
+            let client_only: u64 = sink.skips.iter().filter(|s| s.reason == reason && s.offset == 0).map(|s| s.bytes).sum();
+            assert!(client_only > 0, "{reason}");
+            assert_eq!(skipped, (client.len() + server.len()) as u64, "{reason}: {:?}", sink.skips);
+        }
     }
 
     #[test]

@@ -1,0 +1,136 @@
+//! Each rule on a small synthetic session with exact expected findings: positive cases
+//! (a tool page of 200 items whose cursor advanced 20, a cursor loop, a tools/list nextCursor
+//! never followed, an outputSchema tool without structuredContent) and negative ones (a valid
+//! result whose text agrees with its structuredContent, a complete list, a clean session).
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use crate::util::{mcpsift, temp_dir};
+
+fn b64(text: &str) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn line(out: &mut Vec<u8>, v: Value) {
+    serde_json::to_writer(&mut *out, &v).unwrap();
+    out.push(b'\n');
+}
+
+fn items(from: u64, n: u64) -> Value {
+    Value::Array((from..from + n).map(|i| json!({"row_id": format!("r-{i:04}"), "amount": i})).collect())
+}
+
+/// Writes the synthetic stdio pair and returns its folder.
+fn session() -> std::path::PathBuf {
+    let dir = temp_dir("rules");
+    let (mut c2s, mut s2c) = (Vec::new(), Vec::new());
+    let call = |id: u64, name: &str, args: Value| json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}});
+    let result = |id: u64, r: Value| json!({"jsonrpc":"2.0","id":id,"result":r});
+    line(&mut c2s, json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"synthetic-client","version":"1.0.0"}}}));
+    line(&mut s2c, result(0, json!({"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"synthetic-server","version":"0.1.0"}})));
+    line(&mut c2s, json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    line(&mut c2s, json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+    let schema = json!({"type":"object","properties":{"total":{"type":"integer"}},"required":["total"],"additionalProperties":false});
+    line(&mut s2c, result(1, json!({"tools":[
+        {"name":"report","inputSchema":{"type":"object"},"outputSchema":schema},
+        {"name":"rows","inputSchema":{"type":"object","properties":{"cursor":{"type":"string"},"page_size":{"type":"integer"}}}},
+        {"name":"loop","inputSchema":{"type":"object"}}
+    ],"nextCursor":"bW9yZQ"})));
+    // outputSchema declared, text only, no error: a validating client rejects it.
+    line(&mut c2s, call(2, "report", json!({})));
+    line(&mut s2c, result(2, json!({"content":[{"type":"text","text":"done"}]})));
+    // Negative: valid structuredContent whose text agrees.
+    line(&mut c2s, call(3, "report", json!({})));
+    line(&mut s2c, result(3, json!({"content":[{"type":"text","text":"total=3"}],"structuredContent":{"total":3}})));
+    // A page of 200 items whose cursor advanced 20, then the next page.
+    let c20 = b64("{\"offset\":20}");
+    line(&mut c2s, call(4, "rows", json!({"page_size":200})));
+    line(&mut s2c, result(4, json!({"content":[{"type":"text","text":"200 rows"}],"structuredContent":{"items":items(0, 200),"next_cursor":c20}})));
+    line(&mut c2s, call(5, "rows", json!({"page_size":200,"cursor":c20})));
+    line(&mut s2c, result(5, json!({"content":[{"type":"text","text":"200 rows"}],"structuredContent":{"items":items(20, 200)}})));
+    // A cursor loop: the server returns the cursor it was sent; the client sends it again.
+    line(&mut c2s, call(6, "loop", json!({})));
+    line(&mut s2c, result(6, json!({"content":[{"type":"text","text":"p1"}],"structuredContent":{"items":items(0, 5),"nextCursor":"L"}})));
+    line(&mut c2s, call(7, "loop", json!({"cursor":"L"})));
+    line(&mut s2c, result(7, json!({"content":[{"type":"text","text":"p2"}],"structuredContent":{"items":items(5, 5),"nextCursor":"L"}})));
+    line(&mut c2s, call(8, "loop", json!({"cursor":"L"})));
+    line(&mut s2c, result(8, json!({"content":[{"type":"text","text":"p2"}],"structuredContent":{"items":items(5, 5),"nextCursor":"L"}})));
+    std::fs::File::create(dir.join("c2s.log")).unwrap().write_all(&c2s).unwrap();
+    std::fs::File::create(dir.join("s2c.log")).unwrap().write_all(&s2c).unwrap();
+    dir
+}
+
+fn findings(dir: &std::path::Path) -> Vec<Value> {
+    let out = mcpsift(&["check", dir.to_str().unwrap(), "-q", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["findings"].as_array().unwrap().clone()
+}
+
+#[test]
+fn synthetic_session_yields_exactly_the_expected_findings() {
+    let dir = session();
+    let got: Vec<(String, String, Option<String>, String)> = findings(&dir)
+        .iter()
+        .map(|f| {
+            let detail = f["detail"].as_str().unwrap();
+            let cause = detail.split(';').next().unwrap().to_string();
+            (f["rule"].as_str().unwrap().into(), f["severity"].as_str().unwrap().into(), f["tool"].as_str().map(str::to_string), cause)
+        })
+        .collect();
+    let expected: Vec<(String, String, Option<String>, String)> = vec![
+        ("validation_errors", "error", Some("report"), "missing_structured"),
+        ("pagination_drift", "error", None, "not_followed"),
+        ("pagination_drift", "error", Some("rows"), "items_repeated"),
+        ("pagination_drift", "error", Some("loop"), "cursor_reused"),
+    ]
+    .into_iter()
+    .map(|(r, s, t, c)| (r.to_string(), s.to_string(), t.map(str::to_string), c.to_string()))
+    .collect();
+    let mut got_sorted = got.clone();
+    got_sorted.sort();
+    let mut expected_sorted = expected;
+    expected_sorted.sort();
+    assert_eq!(got_sorted, expected_sorted, "{got:#?}");
+    let all = findings(&dir);
+    let repeated = all.iter().find(|f| f["tool"] == "rows").unwrap();
+    assert!(repeated["detail"].as_str().unwrap().contains("200 items, cursor advanced 20, 180 repeat on the next page"), "{repeated}");
+    assert_eq!(repeated["client"], "synthetic-client 1.0.0");
+}
+
+#[test]
+fn limits_can_be_overridden_and_a_frame_over_one_is_an_error() {
+    let dir = session();
+    // The largest frame is the 200-item page; a 4 KiB budget makes it an error and
+    // near_limit_frames names the limit.
+    let out = mcpsift(&["query", dir.to_str().unwrap(), "near_limit_frames", "-q", "--format", "jsonl", "--limit", "tiny=4096:0.5"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 2, "{rows:#?}");
+    assert!(rows.iter().all(|r| r["severity"] == "error" && r["tool"] == "rows" && r["detail"].as_str().unwrap().contains("over tiny 4096")));
+    let bad = mcpsift(&["check", dir.to_str().unwrap(), "-q", "--limit", "tiny"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn truncation_marker_regex_adds_a_marker() {
+    let dir = session();
+    let out = mcpsift(&["query", dir.to_str().unwrap(), "-q", "--format", "csv", "--truncation-marker", "p2\"", "--sql", "SELECT rpc_id, truncation_marker FROM calls WHERE truncated ORDER BY rpc_id"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "rpc_id,truncation_marker\n7,\"p2\"\"\"\n8,\"p2\"\"\"\n");
+}
