@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{check_against_truth, corpus, load_paths, rows, scalar};
+use crate::util::{check_against_truth, check_sessions_against_truth, corpus, load_paths, rows, scalar};
 
 const STDIO: &[&str] = &[
     "stdio_ts_size_limit",
@@ -46,8 +46,10 @@ fn transcripts_match_ground_truth() {
 #[test]
 fn packet_captures_match_ground_truth() {
     for folder in HTTP {
+        let loaded = load_paths(&[corpus().join(folder)]);
         for file in ["traffic.pcap.gz", "traffic.pcapng.gz"] {
             check_capture(folder, file);
+            check_sessions_against_truth(&loaded, file, &expected(folder)["sessions"]);
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{check_against_truth, load_paths, read_json, rows, samples, scalar};
+use crate::util::{check_against_truth, check_sessions_against_truth, load_paths, read_json, rows, samples, scalar};
 
 fn truth(folder: &str) -> Value {
     read_json(&samples().join(folder).join("truth.json"))
@@ -57,5 +57,6 @@ fn packet_capture_samples_match_truth() {
     let loaded = load_paths(&[samples().join("pcap")]);
     for (file, f) in t["files"].as_object().unwrap() {
         check_against_truth(&loaded, file, f, f["largest_frame"]["bytes"].as_i64());
+        check_sessions_against_truth(&loaded, file, &f["sessions"]);
     }
 }

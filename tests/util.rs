@@ -127,3 +127,23 @@ pub fn check_against_truth(loaded: &Loaded, capture_suffix: &str, exp: &Value, l
     assert_eq!(total_calls, exp["calls"].as_array().unwrap().len() as i64, "{capture}: calls");
 }
 
+
+/// Per session of the truth (`sessions[]` with `session`, `clientInfo`, `serverInfo` and
+/// `messages.{c2s,s2c}`): frames per direction, client and server of the capture ending in
+/// `capture_suffix` equal the truth's.
+pub fn check_sessions_against_truth(loaded: &Loaded, capture_suffix: &str, sessions: &Value) {
+    let capture = loaded.captures.iter().map(|c| c.name.clone()).find(|n| n.ends_with(capture_suffix)).expect("capture");
+    for s in sessions.as_array().expect("sessions") {
+        let Some(id) = s["session"].as_str() else { continue };
+        for dir in ["c2s", "s2c"] {
+            let n = scalar(loaded, &format!("SELECT COUNT(*) AS n FROM frames WHERE capture = '{capture}' AND session = '{id}' AND direction = '{dir}'"));
+            assert_eq!(n, s["messages"][dir].as_i64().unwrap(), "{capture} session {id} {dir}");
+        }
+        let r = rows(loaded, &format!("SELECT client_name, client_version, server_name, server_version FROM sessions WHERE capture = '{capture}' AND session = '{id}'"));
+        assert_eq!(r.len(), 1, "{capture} session {id}");
+        assert_eq!(r[0]["client_name"], s["clientInfo"]["name"], "{capture} session {id}");
+        assert_eq!(r[0]["client_version"], s["clientInfo"]["version"], "{capture} session {id}");
+        assert_eq!(r[0]["server_name"], s["serverInfo"]["name"], "{capture} session {id}");
+        assert_eq!(r[0]["server_version"], s["serverInfo"]["version"], "{capture} session {id}");
+    }
+}
