@@ -4,8 +4,11 @@
 --         ZodError for the whole list)
 --   SL004 an array without `items` (rejected by strict validators, e.g. OpenAI function calling)
 --   SL007 duplicate tool name in one list, or across the servers of one capture
---   dialect: `$schema` other than 2020-12 (draft-07 as the TS SDK emits is info; some clients
---         accept only 2020-12: typescript-sdk #2721), tuple-form `items`
+--   dialect: `$schema` other than 2020-12 and draft-07 (e.g. 2019-09), tuple-form `items`.
+--         draft-07 is what the TypeScript SDK emits for every McpServer tool and what most
+--         clients accept, so it is not flagged (a few clients accept only 2020-12:
+--         typescript-sdk #2721); `SELECT * FROM tools WHERE output_dialect LIKE '%draft-07%'`
+--         lists those tools.
 --   description over 2048 UTF-16 units (Claude Code cuts it silently: claude-code #41593)
 --   list payload over the `tools_list_payload` budget (Cursor: ~220-290 KB lists showed 0 tools)
 --   tool count over 40 (info), 80 (warn), 100 (error): clients drop the extra tools
@@ -42,8 +45,7 @@ dup_findings AS (
   FROM dups
 ),
 lists AS (
-  SELECT capture, session, page, MAX(list_payload_bytes) AS payload, MAX(list_tools) AS tool_count,
-         SUM(CASE WHEN output_dialect LIKE '%draft-07%' OR input_dialect LIKE '%draft-07%' THEN 1 ELSE 0 END) AS draft07
+  SELECT capture, session, page, MAX(list_payload_bytes) AS payload, MAX(list_tools) AS tool_count
   FROM tools GROUP BY capture, session, page
 ),
 list_findings AS (
@@ -52,10 +54,9 @@ list_findings AS (
          capture, session, CAST(NULL AS VARCHAR) AS rpc_id, CAST(NULL AS VARCHAR) AS tool, payload AS bytes,
          CONCAT(
            CASE WHEN payload > budget_bytes THEN CONCAT('tools/list page ', CAST(page AS VARCHAR), ' is ', CAST(payload AS VARCHAR), ' bytes, over the ', CAST(budget_bytes AS VARCHAR), '-byte client budget; ') ELSE '' END,
-           CASE WHEN tool_count > 40 THEN CONCAT(CAST(tool_count AS VARCHAR), ' tools in one page (clients drop tools past 40-100); ') ELSE '' END,
-           CASE WHEN draft07 > 0 THEN CONCAT(CAST(draft07 AS VARCHAR), ' tool schema(s) declare draft-07; clients that accept only 2020-12 reject them; ') ELSE '' END) AS detail
+           CASE WHEN tool_count > 40 THEN CONCAT(CAST(tool_count AS VARCHAR), ' tools in one page (clients drop tools past 40-100); ') ELSE '' END) AS detail
   FROM lists CROSS JOIN budget
-  WHERE payload > budget_bytes OR tool_count > 40 OR draft07 > 0
+  WHERE payload > budget_bytes OR tool_count > 40
 ),
 cross_server AS (
   SELECT capture, tool, COUNT(DISTINCT session) AS sessions

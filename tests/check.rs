@@ -180,6 +180,11 @@ fn fail_on_sets_the_exit_code() {
     assert_eq!(mcpsift(&["check", d, "-q"]).status.code(), Some(0));
     let clean = samples().join("hostlog/mcp.log");
     assert_eq!(mcpsift(&["check", clean.to_str().unwrap(), "-q", "--fail-on", "warn"]).status.code(), Some(0));
+    // Clean sessions get no finding at all, not even info.
+    for clean in ["hostlog/mcp.log", "hostlog/vscode-mcp.log", "pcap/py_streamable.pcap"] {
+        let v = check_json(&[samples().join(clean).to_str().unwrap()]);
+        assert_eq!(v["findings"].as_array().unwrap().len(), 0, "{clean}: {v:#}");
+    }
     assert_eq!(mcpsift(&["check", d, "-q", "--rule", "no_such_rule"]).status.code(), Some(2));
 }
 

@@ -986,7 +986,7 @@ impl Report {
     /// Findings of one rule: counts, then per cause a table (or one table without causes), then advice.
     fn findings_blocks(&self, b: &mut Vec<Block>, r: &RuleSection, level: u8) {
         if r.total() == 0 {
-            b.push(Block::Para(vec![t(format!("No findings from `{}`.", r.rule))]));
+            b.push(Block::Para(vec![t("No findings from "), code(r.rule.clone()), t(".")]));
             return;
         }
         b.push(Block::Para(vec![
