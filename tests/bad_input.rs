@@ -152,4 +152,18 @@ fn a_capture_of_many_frames_spans_columnar_chunks_without_loss() {
     assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM frames WHERE direction = 's2c' AND tool = 't3'"), 10_000);
     assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM calls WHERE outcome = 'ok'"), 70_000);
     assert_eq!(scalar(&loaded, "SELECT SUM(wire_bytes) AS n FROM frames") as usize + 140_000, c2s.len() + s2c.len());
+
+    // `tables --format parquet` streams the chunks while reading: the files hold every row.
+    let out_dir = temp_dir("many-out");
+    let out = crate::util::mcpsift(&["tables", dir.to_str().unwrap(), "-q", "--out", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("frames.parquet\t140000 rows"), "{stdout}");
+    assert!(stdout.contains("calls.parquet\t70000 rows"), "{stdout}");
+    for (table, rows) in [("frames", 140_000), ("calls", 70_000)] {
+        let file = std::fs::File::open(out_dir.join(format!("{table}.parquet"))).unwrap();
+        use polars::prelude::SerReader as _;
+        let df = polars::prelude::ParquetReader::new(file).finish().unwrap();
+        assert_eq!(df.height(), rows, "{table}");
+    }
 }

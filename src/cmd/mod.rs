@@ -17,6 +17,11 @@ use mcpsift::report::stats::render_capture;
 
 /// Loads the inputs, printing diagnostics (unless quiet) and the accounting (with --stats).
 pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
+    load_inputs_streaming(args, None)
+}
+
+/// [`load_inputs`], handing finished `frames`/`calls` chunks to `chunk_sink` when given.
+pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn mcpsift::model::capture::ChunkSink>>) -> anyhow::Result<Loaded> {
     let forced_format = match &args.input_format {
         Some(name) => Some(Format::from_name(name).with_context(|| format!("--input-format {name}: expected stdio, hostlog, jsonl or pcap"))?),
         None => None,
@@ -26,7 +31,7 @@ pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
     for spec in &args.limit {
         apply_limit_override(&mut limits, spec).map_err(anyhow::Error::msg)?;
     }
-    let mut model_opts = ModelOptions::default();
+    let mut model_opts = ModelOptions { chunk_sink, ..ModelOptions::default() };
     for pattern in &args.truncation_marker {
         model_opts.truncation_markers.push(regex::Regex::new(pattern).with_context(|| format!("--truncation-marker {pattern}"))?);
     }

@@ -70,12 +70,30 @@ pub struct CaptureRows {
     pub unmatched_responses: u64,
 }
 
+/// Receives finished columnar chunks of `frames` and `calls` instead of the capture keeping
+/// them: `tables` streams them to Parquet, so its memory does not grow with the row count.
+pub trait ChunkSink: Send + Sync {
+    fn frames(&self, chunk: polars::prelude::DataFrame);
+    fn calls(&self, chunk: polars::prelude::DataFrame);
+}
+
 /// Options of the model stage.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ModelOptions {
     /// Extra truncation markers (`--truncation-marker REGEX`), looked for in the last 1 KiB
     /// of each response.
     pub truncation_markers: Vec<regex::Regex>,
+    /// Where finished chunks go; `None` keeps them for the tables.
+    pub chunk_sink: Option<Arc<dyn ChunkSink>>,
+}
+
+impl std::fmt::Debug for ModelOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelOptions")
+            .field("truncation_markers", &self.truncation_markers)
+            .field("chunk_sink", &self.chunk_sink.as_ref().map(|_| "streaming"))
+            .finish()
+    }
 }
 
 /// The sink that turns one capture's frames into rows.
@@ -330,7 +348,10 @@ impl CaptureModel {
             let refs: Vec<&FrameRow> = self.out.frames.iter().collect();
             // On a (never expected) conversion error the rows simply stay rows.
             if let Ok(chunk) = super::tables::frames_df(&refs) {
-                self.out.frame_chunks.push(chunk);
+                match &self.options.chunk_sink {
+                    Some(sink) => sink.frames(chunk),
+                    None => self.out.frame_chunks.push(chunk),
+                }
                 self.out.frames.clear();
             }
         }
@@ -583,7 +604,10 @@ impl CaptureModel {
             rows.push(call);
         }
         if let Ok(chunk) = super::tables::calls_df(&rows.iter().collect::<Vec<_>>()) {
-            self.out.call_chunks.push(chunk);
+            match &self.options.chunk_sink {
+                Some(sink) => sink.calls(chunk),
+                None => self.out.call_chunks.push(chunk),
+            }
         } else {
             // Never expected; the rows go back so nothing is lost.
             for call in rows {
