@@ -61,7 +61,7 @@ pub fn load_capture(input: &CaptureInput, ingest: &IngestFn<'_>, model_opts: &st
 }
 
 /// Batches in flight between the reading thread and the model (memory: this many batches).
-const CHANNEL_BATCHES: usize = 2;
+const CHANNEL_BATCHES: usize = 1;
 /// A batch is sent when it holds this many payload bytes or items.
 const CHANNEL_BATCH_BYTES: usize = 2 << 20;
 const CHANNEL_BATCH_ITEMS: usize = 2048;

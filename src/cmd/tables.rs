@@ -63,7 +63,7 @@ impl Stream {
         let result = (|| -> PolarsResult<()> {
             if guard.is_none() {
                 let file = File::create(&self.path)?;
-                *guard = Some(ParquetWriter::new(file).batched(&chunk.schema())?);
+                *guard = Some(ParquetWriter::new(file).batched(chunk.schema())?);
             }
             if let Some(w) = guard.as_mut() {
                 w.write_batch(chunk)?;

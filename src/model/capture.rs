@@ -20,9 +20,9 @@ const BATCH_BYTES: usize = 4 << 20;
 const BATCH_FRAMES: usize = 4096;
 /// Frame rows are turned into a compact columnar chunk this often, so a capture of millions
 /// of messages holds its frames as Arrow columns, not as row structs.
-const FRAME_CHUNK_ROWS: usize = 1 << 16;
+const FRAME_CHUNK_ROWS: usize = 1 << 14;
 /// Answered calls are turned into columnar chunks once this many calls are held as rows.
-const CALL_CHUNK_ROWS: usize = 1 << 16;
+const CALL_CHUNK_ROWS: usize = 1 << 14;
 
 /// One problem with the input, for `--stats` and stderr.
 #[derive(Debug, Clone, PartialEq)]
