@@ -39,8 +39,6 @@ pub struct Diagnostic {
 struct SessionState {
     row: SessionRow,
     tools_list_pages: u64,
-    /// Saw a transport-level sign of a clean end (HTTP DELETE answered, host "transport closed").
-    clean_end: bool,
     abrupt_reason: Option<String>,
     last_frame_incomplete: Option<String>,
     unanswered: Vec<String>,
@@ -311,11 +309,6 @@ impl CaptureModel {
             if direction == Direction::ServerToClient && matches!(row.kind, "non_json" | "invalid_json" | "not_jsonrpc") {
                 st.row.non_json_s2c += 1;
                 st.row.non_json_s2c_bytes += frame.wire_bytes;
-            }
-            if let Some(h) = &frame.http
-                && h.method == "DELETE"
-            {
-                st.clean_end = true;
             }
         }
         for m in &messages {
@@ -646,8 +639,6 @@ impl CaptureModel {
             {
                 if e.kind == "transport_closed_unexpectedly" {
                     st.abrupt_reason = Some("host: transport closed unexpectedly".into());
-                } else if e.kind == "transport_closed" {
-                    st.clean_end = true;
                 }
                 if e.level == "error" {
                     st.row.last_error = Some(e.text.chars().take(300).collect());
