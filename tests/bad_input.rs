@@ -57,6 +57,12 @@ fn truncated_gzip_keeps_what_decoded_and_says_so() {
     assert!(n > 100 && n < 2000, "decoded part kept: {n}");
     let cap = &loaded.captures[0];
     assert!(cap.rows.diagnostics.iter().any(|d| d.reason == "read_error"), "{:?}", cap.rows.diagnostics);
+
+    // In a stdio pair the diagnostic names the file that was cut, not the pair.
+    write(&dir, "c2s.log", b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n");
+    let loaded = load_paths(std::slice::from_ref(&dir));
+    let d = loaded.captures[0].rows.diagnostics.iter().find(|d| d.reason == "read_error").expect("read_error");
+    assert_eq!(d.file, dir.join("s2c.log.gz").display().to_string());
 }
 
 #[test]

@@ -758,4 +758,8 @@ impl Sink for CaptureModel {
     fn framing(&mut self, category: &'static str, bytes: u64) {
         *self.out.framing.entry(category).or_default() += bytes;
     }
+
+    fn begin_file(&mut self, file: &str) {
+        self.set_file(file);
+    }
 }
