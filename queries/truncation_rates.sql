@@ -35,4 +35,4 @@ SELECT 'truncation_rates' AS rule,
               server_name, ' ', server_version) AS detail
 FROM groups
 WHERE truncated + lost + cancelled > 0
-ORDER BY capture, tool
+ORDER BY capture, tool, client
