@@ -4,7 +4,14 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use mcpsift::ingest::detect::Format;
+use mcpsift::ingest::discover::PairSpec;
 use mcpsift::report::table_out::{OutputFormat, TableFileFormat};
+
+/// `--input-format NAME`: a format the readers know.
+fn input_format(name: &str) -> Result<Format, String> {
+    Format::from_name(name).ok_or_else(|| "expected stdio, hostlog, jsonl or pcap".to_string())
+}
 
 /// Postmortems of Model Context Protocol traffic: captures and logs in, numbers out.
 #[derive(Debug, Parser)]
@@ -31,12 +38,13 @@ pub enum Command {
 pub struct InputArgs {
     /// Files and folders (walked recursively). Every file, or stdio tee pair, is one capture.
     pub paths: Vec<PathBuf>,
-    /// An explicit stdio tee pair: client→server file, then server→client file.
+    /// An explicit stdio tee pair: client→server file, then server→client file. When a path
+    /// holds a colon, the split where both files exist is taken.
     #[arg(long, value_name = "C2S:S2C")]
-    pub pair: Vec<String>,
+    pub pair: Vec<PairSpec>,
     /// Read every input as this format instead of sniffing: stdio, hostlog, jsonl, pcap.
-    #[arg(long, value_name = "FORMAT")]
-    pub input_format: Option<String>,
+    #[arg(long, value_name = "FORMAT", value_parser = input_format)]
+    pub input_format: Option<Format>,
     /// Frames longer than this are kept cut and marked incomplete.
     #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
     pub max_frame_bytes: usize,

@@ -2,11 +2,10 @@
 //!
 //! The pipeline is the architecture (DESIGN.md): [`ingest`] turns captures and logs into
 //! frames, [`model`] turns frames into MCP facts and polars tables, [`query`] runs SQL over
-//! them, [`report`] renders results. [`load`] runs the first two stages for a set of paths.
+//! them, [`report`] renders results. [`pipeline`] runs the first two stages, once, for a run.
 
 pub mod ingest;
-pub mod load;
 pub mod model;
-pub mod progress;
+pub mod pipeline;
 pub mod query;
 pub mod report;

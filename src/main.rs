@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod progress;
 
 use std::process::ExitCode;
 

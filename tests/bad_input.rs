@@ -33,7 +33,7 @@ fn fifty_mib_line_without_newline_is_one_incomplete_frame() {
     input.resize(50 << 20, b'a');
     let p = write(&dir, "s2c.log", &input);
     let opts = mcpsift::ingest::run::IngestOptions { max_frame_bytes: 1 << 20, ..Default::default() };
-    let loaded = mcpsift::load::load(&[p], &[], &opts, &Default::default(), &mcpsift::model::tables::default_limits()).unwrap();
+    let loaded = mcpsift::pipeline::load(&[p], &[], &opts, &Default::default(), &mcpsift::model::tables::default_limits()).unwrap();
     let r = rows(&loaded, "SELECT kind, wire_bytes, note FROM frames");
     assert_eq!(r.len(), 1);
     assert_eq!(r[0]["kind"], "incomplete");
@@ -132,7 +132,7 @@ fn random_inputs_never_panic_and_stdio_bytes_add_up() {
         let p = write(&dir, &format!("case{case}.log"), &input);
         for format in [mcpsift::ingest::detect::Format::Stdio, mcpsift::ingest::detect::Format::HostLog, mcpsift::ingest::detect::Format::Jsonl] {
             let opts = mcpsift::ingest::run::IngestOptions { forced_format: Some(format), max_frame_bytes: 64, ..Default::default() };
-            let loaded = mcpsift::load::load(std::slice::from_ref(&p), &[], &opts, &Default::default(), &mcpsift::model::tables::default_limits()).unwrap();
+            let loaded = mcpsift::pipeline::load(std::slice::from_ref(&p), &[], &opts, &Default::default(), &mcpsift::model::tables::default_limits()).unwrap();
             let c = &loaded.captures[0];
             let read: u64 = c.files.iter().map(|f| f.bytes_read).sum();
             assert_eq!(read, input.len() as u64, "case {case}: all bytes read");

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mcpsift::ingest::run::IngestOptions;
-use mcpsift::load::{Loaded, load};
+use mcpsift::pipeline::{Loaded, load};
 use mcpsift::model::tables::default_limits;
 use mcpsift::query::run_sql;
 use mcpsift::report::table_out::{OutputFormat, write_table};

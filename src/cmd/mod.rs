@@ -8,11 +8,11 @@ pub mod tables;
 use anyhow::Context as _;
 
 use crate::cli::InputArgs;
-use mcpsift::ingest::detect::Format;
+use crate::progress::Bar;
 use mcpsift::ingest::run::IngestOptions;
-use mcpsift::load::Loaded;
-use mcpsift::model::capture::ModelOptions;
+use mcpsift::model::capture::{ChunkSink, ModelOptions};
 use mcpsift::model::tables::{apply_limit_override, default_limits};
+use mcpsift::pipeline::{Loaded, Request};
 use mcpsift::report::stats::render_capture;
 
 /// Loads the inputs, printing diagnostics (unless quiet) and the accounting (with --stats).
@@ -20,22 +20,23 @@ pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
     load_inputs_streaming(args, None)
 }
 
-/// [`load_inputs`], handing finished `frames`/`calls` chunks to `chunk_sink` when given.
-pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn mcpsift::model::capture::ChunkSink>>) -> anyhow::Result<Loaded> {
-    let forced_format = match &args.input_format {
-        Some(name) => Some(Format::from_name(name).with_context(|| format!("--input-format {name}: expected stdio, hostlog, jsonl or pcap"))?),
-        None => None,
-    };
-    let opts = IngestOptions { max_frame_bytes: args.max_frame_bytes.max(1), forced_format, ports: args.port.clone() };
+/// The pipeline request the flags describe.
+fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) -> anyhow::Result<Request> {
+    let ingest = IngestOptions { max_frame_bytes: args.max_frame_bytes.max(1), forced_format: args.input_format, ports: args.port.clone() };
     let mut limits = default_limits();
     for spec in &args.limit {
         apply_limit_override(&mut limits, spec).map_err(anyhow::Error::msg)?;
     }
-    let mut model_opts = ModelOptions { chunk_sink, ..ModelOptions::default() };
+    let mut model = ModelOptions { chunk_sink, ..ModelOptions::default() };
     for pattern in &args.truncation_marker {
-        model_opts.truncation_markers.push(regex::Regex::new(pattern).with_context(|| format!("--truncation-marker {pattern}"))?);
+        model.truncation_markers.push(regex::Regex::new(pattern).with_context(|| format!("--truncation-marker {pattern}"))?);
     }
-    let loaded = mcpsift::progress::load_with_progress(&args.paths, &args.pair, &opts, &model_opts, &limits, args.quiet)?;
+    Ok(Request { paths: args.paths.clone(), pairs: args.pair.clone(), ingest, model, limits })
+}
+
+/// [`load_inputs`], handing finished `frames`/`calls` chunks to `chunk_sink` when given.
+pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) -> anyhow::Result<Loaded> {
+    let loaded = mcpsift::pipeline::run(&request(args, chunk_sink)?, &Bar::stderr(args.quiet))?;
     // Expected, harmless skips are summarised per reason; everything else gets its own line.
     const SUMMARISED: &[(&str, &str)] = &[
         ("unrecognized_format", "file(s) that are not captures or logs"),

@@ -35,7 +35,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let redaction = if args.no_redact { Redaction::Off } else { Redaction::On };
     let findings = findings_from(&df, redaction == Redaction::On)?;
     let names: Vec<String> = rules.iter().map(|r| r.name.clone()).collect();
-    let inputs: Vec<String> = args.input.paths.iter().map(|p| p.display().to_string()).chain(args.input.pair.iter().cloned()).collect();
+    let inputs: Vec<String> = args.input.paths.iter().map(|p| p.display().to_string()).chain(args.input.pair.iter().map(|p| format!("{}:{}", p.c2s.display(), p.s2c.display()))).collect();
     let report = Report::gather(&inputs, &loaded, &names, &findings, redaction)?;
     let text = match format {
         ReportFormat::Md => markdown::render(&report),

@@ -25,8 +25,32 @@ impl CaptureInput {
 pub enum DiscoverError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
-    #[error("--pair {0}: expected C2S_FILE:S2C_FILE")]
-    BadPair(String),
+}
+
+/// An explicit stdio tee pair: the client→server file and the server→client file, written
+/// `C2S:S2C` on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairSpec {
+    pub c2s: PathBuf,
+    pub s2c: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("expected C2S_FILE:S2C_FILE")]
+pub struct PairSpecError;
+
+impl std::str::FromStr for PairSpec {
+    type Err = PairSpecError;
+
+    /// Splits at a `:` with a file name on both sides. When a path itself holds a colon and
+    /// several splits are possible, the first split whose two files both exist wins, else the
+    /// first split.
+    fn from_str(spec: &str) -> Result<Self, Self::Err> {
+        let splits: Vec<(&str, &str)> = spec.match_indices(':').map(|(i, _)| (&spec[..i], &spec[i + 1..])).filter(|(a, b)| !a.is_empty() && !b.is_empty()).collect();
+        let exists = |(a, b): &(&str, &str)| Path::new(a).is_file() && Path::new(b).is_file();
+        let (a, b) = splits.iter().find(|s| exists(s)).or(splits.first()).ok_or(PairSpecError)?;
+        Ok(PairSpec { c2s: PathBuf::from(a), s2c: PathBuf::from(b) })
+    }
 }
 
 /// Direction named by a file name token, and the name of the file for the other direction.
@@ -88,13 +112,12 @@ fn split_tokens(s: &str) -> Vec<(&str, &str)> {
 }
 
 /// Expands `paths` (files and folders, walked recursively in name order) into captures.
-/// `pairs` are explicit `C2S:S2C` pairs; files named in them are not paired again.
-pub fn discover(paths: &[PathBuf], pairs: &[String]) -> Result<Vec<CaptureInput>, DiscoverError> {
+/// Files named in the explicit `pairs` are not paired again.
+pub fn discover(paths: &[PathBuf], pairs: &[PairSpec]) -> Result<Vec<CaptureInput>, DiscoverError> {
     let mut out = Vec::new();
     let mut claimed: Vec<PathBuf> = Vec::new();
-    for p in pairs {
-        let (a, b) = p.split_once(':').ok_or_else(|| DiscoverError::BadPair(p.clone()))?;
-        let (c2s, s2c) = (PathBuf::from(a), PathBuf::from(b));
+    for PairSpec { c2s, s2c } in pairs {
+        let (c2s, s2c) = (c2s.clone(), s2c.clone());
         for f in [&c2s, &s2c] {
             std::fs::metadata(f).map_err(|source| DiscoverError::Io { path: f.clone(), source })?;
         }
@@ -210,5 +233,20 @@ mod tests {
             }
         );
         assert_eq!(got[2].name(), "e/s2c.log");
+    }
+
+    #[test]
+    fn pair_specs_split_where_both_files_exist_even_with_colons_in_paths() {
+        assert_eq!("a.log:b.log".parse::<PairSpec>(), Ok(PairSpec { c2s: "a.log".into(), s2c: "b.log".into() }));
+        assert_eq!("a.log".parse::<PairSpec>(), Err(PairSpecError));
+        assert_eq!(":b.log".parse::<PairSpec>(), Err(PairSpecError));
+        let dir = std::env::temp_dir().join(format!("mcpsift-pairspec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (c2s, s2c) = (dir.join("run:1-c2s.log"), dir.join("run:1-s2c.log"));
+        std::fs::write(&c2s, b"").unwrap();
+        std::fs::write(&s2c, b"").unwrap();
+        let spec = format!("{}:{}", c2s.display(), s2c.display());
+        assert_eq!(spec.parse::<PairSpec>(), Ok(PairSpec { c2s: c2s.clone(), s2c: s2c.clone() }));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

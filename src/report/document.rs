@@ -11,7 +11,7 @@ use super::findings::Finding;
 use super::redact::redact;
 use super::stats::unaccounted;
 use crate::ingest::detect::Format;
-use crate::load::Loaded;
+use crate::pipeline::Loaded;
 use crate::query::rules::advice;
 use crate::query::{QueryError, run_sql};
 

@@ -1,0 +1,115 @@
+//! One capture from bytes to rows: reading (ingest) runs on its own thread and hands batches
+//! of sink calls to the model over a bounded channel, so reading, parsing and row building
+//! overlap. Knows nothing of discovery, tables or progress.
+
+use std::sync::Arc;
+use std::sync::mpsc::{SyncSender, sync_channel};
+
+use crate::ingest::discover::CaptureInput;
+use crate::ingest::frame::{Event, Frame, Sink, Skip};
+use crate::ingest::run::FileReport;
+use crate::model::capture::{CaptureModel, CaptureRows, ModelOptions};
+
+/// Batches in flight between the reading thread and the model (memory: this many batches).
+const CHANNEL_BATCHES: usize = 1;
+/// A batch is sent when it holds this many payload bytes or items.
+const CHANNEL_BATCH_BYTES: usize = 2 << 20;
+const CHANNEL_BATCH_ITEMS: usize = 2048;
+
+/// Reads one capture into a sink (the model's end of the channel, possibly wrapped).
+pub type IngestFn<'a> = dyn Fn(&CaptureInput, &mut dyn Sink) -> Vec<FileReport> + Sync + 'a;
+
+/// Ingests one capture into rows; `ingest` runs on the reading thread.
+pub fn capture_rows(input: &CaptureInput, ingest: &IngestFn<'_>, model_opts: &Arc<ModelOptions>) -> (Vec<FileReport>, CaptureRows) {
+    let mut model = CaptureModel::new(input.name(), &default_session(input), Arc::clone(model_opts));
+    let files = std::thread::scope(|scope| {
+        let (tx, rx) = sync_channel::<Vec<SinkItem>>(CHANNEL_BATCHES);
+        let reader = scope.spawn(move || {
+            let mut sink = ChannelSink { tx, batch: Vec::new(), batch_bytes: 0 };
+            let files = ingest(input, &mut sink);
+            sink.send();
+            files
+        });
+        for batch in rx {
+            for item in batch {
+                item.apply(&mut model);
+            }
+        }
+        reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    (files, model.finish())
+}
+
+/// One sink call, carried from the reading thread to the model.
+enum SinkItem {
+    Frame(Frame),
+    Event(Event),
+    Skip(Skip),
+    Framing(&'static str, u64),
+    BeginFile(String),
+}
+
+impl SinkItem {
+    fn apply(self, sink: &mut dyn Sink) {
+        match self {
+            SinkItem::Frame(f) => sink.frame(f),
+            SinkItem::Event(e) => sink.event(e),
+            SinkItem::Skip(s) => sink.skip(s),
+            SinkItem::Framing(category, bytes) => sink.framing(category, bytes),
+            SinkItem::BeginFile(file) => sink.begin_file(&file),
+        }
+    }
+}
+
+/// The reading thread's sink: batches calls and sends them to the model.
+struct ChannelSink {
+    tx: SyncSender<Vec<SinkItem>>,
+    batch: Vec<SinkItem>,
+    batch_bytes: usize,
+}
+
+impl ChannelSink {
+    fn push(&mut self, item: SinkItem, bytes: usize) {
+        self.batch.push(item);
+        self.batch_bytes += bytes;
+        if self.batch_bytes >= CHANNEL_BATCH_BYTES || self.batch.len() >= CHANNEL_BATCH_ITEMS {
+            self.send();
+        }
+    }
+
+    fn send(&mut self) {
+        if !self.batch.is_empty() {
+            self.batch_bytes = 0;
+            // The model only stops receiving when it is gone; then there is nobody to tell.
+            let _ = self.tx.send(std::mem::take(&mut self.batch));
+        }
+    }
+}
+
+impl Sink for ChannelSink {
+    fn frame(&mut self, frame: Frame) {
+        let bytes = frame.payload.len();
+        self.push(SinkItem::Frame(frame), bytes);
+    }
+    fn event(&mut self, event: Event) {
+        self.push(SinkItem::Event(event), 0);
+    }
+    fn skip(&mut self, skip: Skip) {
+        self.push(SinkItem::Skip(skip), 0);
+    }
+    fn framing(&mut self, category: &'static str, bytes: u64) {
+        self.push(SinkItem::Framing(category, bytes), 0);
+    }
+    fn begin_file(&mut self, file: &str) {
+        self.push(SinkItem::BeginFile(file.to_string()), 0);
+    }
+}
+
+/// The session of frames that name none: the (first) file's name.
+fn default_session(input: &CaptureInput) -> String {
+    match input {
+        CaptureInput::File { path, .. } | CaptureInput::StdioPair { c2s: path, .. } => {
+            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "-".into())
+        }
+    }
+}

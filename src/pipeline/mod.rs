@@ -1,0 +1,120 @@
+//! The one pipeline entry: discover → ingest → model → tables, once per run, for a
+//! [`Request`]; progress is an [`Observer`] passed in (the binary draws it). Captures are read
+//! in parallel, one reading thread and one model per capture ([`channel`]).
+
+pub mod channel;
+pub mod observe;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::ingest::discover::{CaptureInput, DiscoverError, PairSpec, discover};
+use crate::ingest::run::{FileReport, IngestOptions, ingest_capture};
+use crate::model::capture::{CaptureRows, ModelOptions};
+use crate::model::tables::{ReaderLimit, Tables, build_tables, default_limits};
+pub use observe::{Observer, Unobserved};
+
+/// What to read and how: the inputs and every option of ingest and model.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Files and folders (walked recursively).
+    pub paths: Vec<PathBuf>,
+    /// Explicit stdio tee pairs.
+    pub pairs: Vec<PairSpec>,
+    pub ingest: IngestOptions,
+    pub model: ModelOptions,
+    pub limits: Vec<ReaderLimit>,
+}
+
+impl Request {
+    /// `paths` with every option at its default.
+    pub fn new(paths: Vec<PathBuf>) -> Self {
+        Request { paths, pairs: Vec::new(), ingest: IngestOptions::default(), model: ModelOptions::default(), limits: default_limits() }
+    }
+}
+
+/// One capture's result.
+pub struct LoadedCapture {
+    pub name: String,
+    pub files: Vec<FileReport>,
+    pub rows: CaptureRows,
+}
+
+/// Everything a run loaded.
+pub struct Loaded {
+    pub captures: Vec<LoadedCapture>,
+    pub tables: Tables,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Discover(#[from] DiscoverError),
+    #[error("no input paths given")]
+    NoInputs,
+    #[error("building tables: {0}")]
+    Tables(#[from] polars::prelude::PolarsError),
+}
+
+/// Runs the pipeline over `request`, telling `observer` how far it got.
+pub fn run(request: &Request, observer: &dyn Observer) -> Result<Loaded, LoadError> {
+    if request.paths.is_empty() && request.pairs.is_empty() {
+        return Err(LoadError::NoInputs);
+    }
+    let inputs = discover(&request.paths, &request.pairs)?;
+    let model_opts = Arc::new(request.model.clone());
+    let opts = &request.ingest;
+    let mut captures: Vec<LoadedCapture> = if observer.watching() {
+        let expected: HashMap<String, u64> =
+            inputs.iter().flat_map(observe::files_of).map(|p| (p.display().to_string(), observe::expected_bytes(p))).collect();
+        observer.started(expected.values().sum());
+        let ingest = |input: &CaptureInput, model: &mut dyn crate::ingest::frame::Sink| {
+            let mut sink = observe::Counting::new(model, observer, &expected);
+            let files = ingest_capture(input, opts, &mut sink);
+            sink.end_file();
+            files
+        };
+        inputs.par_iter().map(|i| load_capture(i, &ingest, &model_opts)).collect()
+    } else {
+        inputs.par_iter().map(|i| load_capture(i, &|input, sink| ingest_capture(input, opts, sink), &model_opts)).collect()
+    };
+    observer.finished();
+    trace_rss("ingested");
+    let mut rows: Vec<CaptureRows> = captures.iter_mut().map(|c| std::mem::take(&mut c.rows)).collect();
+    let tables = build_tables(&mut rows, &request.limits)?;
+    for (c, r) in captures.iter_mut().zip(rows) {
+        c.rows = r;
+    }
+    trace_rss("tables built");
+    if std::env::var_os("MCPSIFT_TRACE_RSS").is_some() {
+        for (name, df) in tables.named() {
+            eprintln!("[rss] table {name}: {} rows, {} bytes estimated", df.height(), df.estimated_size());
+        }
+    }
+    Ok(Loaded { captures, tables })
+}
+
+fn load_capture(input: &CaptureInput, ingest: &channel::IngestFn<'_>, model_opts: &Arc<ModelOptions>) -> LoadedCapture {
+    let (files, rows) = channel::capture_rows(input, ingest, model_opts);
+    LoadedCapture { name: input.name().to_string(), files, rows }
+}
+
+/// [`run`] unobserved, with the options given one by one (tests and library users).
+pub fn load(paths: &[PathBuf], pairs: &[PairSpec], opts: &IngestOptions, model_opts: &ModelOptions, limits: &[ReaderLimit]) -> Result<Loaded, LoadError> {
+    let request = Request { paths: paths.to_vec(), pairs: pairs.to_vec(), ingest: opts.clone(), model: model_opts.clone(), limits: limits.to_vec() };
+    run(&request, &Unobserved)
+}
+
+/// Debug aid: prints the current RSS when MCPSIFT_TRACE_RSS is set.
+pub fn trace_rss(stage: &str) {
+    if std::env::var_os("MCPSIFT_TRACE_RSS").is_none() {
+        return;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let rss = status.lines().find(|l| l.starts_with("VmRSS")).unwrap_or("VmRSS: ?");
+    let hwm = status.lines().find(|l| l.starts_with("VmHWM")).unwrap_or("VmHWM: ?");
+    eprintln!("[rss] {stage}: {rss} {hwm}");
+}
