@@ -6,6 +6,7 @@ mod bad_input;
 mod check;
 mod cli;
 mod corpus;
+mod duckdb;
 mod pcap_corpus;
 mod samples;
 mod report;
