@@ -57,6 +57,9 @@ pub struct InputArgs {
     /// An extra truncation marker (regular expression) looked for at the end of results.
     #[arg(long, value_name = "REGEX")]
     pub truncation_marker: Vec<String>,
+    /// Captures read at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// Print the byte accounting of each input to stderr.
     #[arg(long)]
     pub stats: bool,

@@ -31,7 +31,7 @@ fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) 
     for pattern in &args.truncation_marker {
         model.truncation_markers.push(regex::Regex::new(pattern).with_context(|| format!("--truncation-marker {pattern}"))?);
     }
-    Ok(Request { paths: args.paths.clone(), pairs: args.pair.clone(), ingest, model, limits })
+    Ok(Request { paths: args.paths.clone(), pairs: args.pair.clone(), ingest, model, limits, jobs: args.jobs.map(usize::from) })
 }
 
 /// [`load_inputs`], handing finished `frames`/`calls` chunks to `chunk_sink` when given.

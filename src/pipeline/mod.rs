@@ -27,12 +27,14 @@ pub struct Request {
     pub ingest: IngestOptions,
     pub model: ModelOptions,
     pub limits: Vec<ReaderLimit>,
+    /// Captures read at once (`--jobs`); `None`: one per core.
+    pub jobs: Option<usize>,
 }
 
 impl Request {
     /// `paths` with every option at its default.
     pub fn new(paths: Vec<PathBuf>) -> Self {
-        Request { paths, pairs: Vec::new(), ingest: IngestOptions::default(), model: ModelOptions::default(), limits: default_limits() }
+        Request { paths, pairs: Vec::new(), ingest: IngestOptions::default(), model: ModelOptions::default(), limits: default_limits(), jobs: None }
     }
 }
 
@@ -57,13 +59,26 @@ pub enum LoadError {
     NoInputs,
     #[error("building tables: {0}")]
     Tables(#[from] polars::prelude::PolarsError),
+    #[error("cannot start {jobs} reading threads: {source}")]
+    Pool { jobs: usize, source: rayon::ThreadPoolBuildError },
 }
 
-/// Runs the pipeline over `request`, telling `observer` how far it got.
+/// Runs the pipeline over `request`, telling `observer` how far it got. With `jobs`, the
+/// captures are read on a pool of that many threads (each capture also has its reading thread).
 pub fn run(request: &Request, observer: &dyn Observer) -> Result<Loaded, LoadError> {
     if request.paths.is_empty() && request.pairs.is_empty() {
         return Err(LoadError::NoInputs);
     }
+    match request.jobs {
+        Some(jobs) => {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.max(1)).build().map_err(|source| LoadError::Pool { jobs, source })?;
+            pool.install(|| run_here(request, observer))
+        }
+        None => run_here(request, observer),
+    }
+}
+
+fn run_here(request: &Request, observer: &dyn Observer) -> Result<Loaded, LoadError> {
     let inputs = discover(&request.paths, &request.pairs)?;
     let model_opts = Arc::new(request.model.clone());
     let opts = &request.ingest;
@@ -104,7 +119,7 @@ fn load_capture(input: &CaptureInput, ingest: &channel::IngestFn<'_>, model_opts
 
 /// [`run`] unobserved, with the options given one by one (tests and library users).
 pub fn load(paths: &[PathBuf], pairs: &[PairSpec], opts: &IngestOptions, model_opts: &ModelOptions, limits: &[ReaderLimit]) -> Result<Loaded, LoadError> {
-    let request = Request { paths: paths.to_vec(), pairs: pairs.to_vec(), ingest: opts.clone(), model: model_opts.clone(), limits: limits.to_vec() };
+    let request = Request { paths: paths.to_vec(), pairs: pairs.to_vec(), ingest: opts.clone(), model: model_opts.clone(), limits: limits.to_vec(), jobs: None };
     run(&request, &Unobserved)
 }
 
