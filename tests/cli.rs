@@ -81,3 +81,20 @@ fn usage_and_io_errors_exit_2_with_one_line() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);
 }
+
+#[test]
+fn one_job_or_many_give_the_same_tables_and_findings() {
+    let dir = corpus();
+    let dir = dir.to_str().unwrap();
+    let sql = "SELECT capture, session, seq, kind, wire_bytes, rpc_id FROM frames ORDER BY capture, seq";
+    let one = mcpsift(&["query", dir, "-q", "--jobs", "1", "--format", "csv", "--sql", sql]);
+    let two = mcpsift(&["query", dir, "-q", "--jobs", "2", "--format", "csv", "--sql", sql]);
+    assert!(one.status.success() && two.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
+    assert!(one.stdout.len() > 10_000, "the corpus has frames");
+    assert_eq!(one.stdout, two.stdout);
+    let one = mcpsift(&["check", dir, "-q", "--jobs", "1", "--format", "json"]);
+    let two = mcpsift(&["check", dir, "-q", "-j", "2", "--format", "json"]);
+    assert_eq!(one.stdout, two.stdout);
+    let zero = mcpsift(&["check", dir, "-q", "--jobs", "0"]);
+    assert_eq!(zero.status.code(), Some(2), "--jobs 0 is a usage error");
+}
