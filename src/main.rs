@@ -18,6 +18,23 @@ fn set_default_env(key: &str, value: &str) {
     }
 }
 
+/// The error and its causes on one line, each said once: library errors often repeat their
+/// source in their own message (`{path}: {source}`), which `{:#}` would print twice.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 fn main() -> ExitCode {
     // Terminal table defaults (the user's own POLARS_FMT_* settings win).
     for (key, value) in [
@@ -47,7 +64,7 @@ fn main() -> ExitCode {
             if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("mcpsift: {e:#}");
+            eprintln!("mcpsift: {}", one_line(&e));
             ExitCode::from(2)
         }
     }

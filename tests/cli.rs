@@ -98,3 +98,16 @@ fn one_job_or_many_give_the_same_tables_and_findings() {
     let zero = mcpsift(&["check", dir, "-q", "--jobs", "0"]);
     assert_eq!(zero.status.code(), Some(2), "--jobs 0 is a usage error");
 }
+
+#[test]
+fn error_lines_say_each_cause_once() {
+    let out = mcpsift(&["query", "/nonexistent/capture.log", "--sql", "SELECT 1"]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    let dir = corpus().join("stdio_ts_timeout");
+    let out = mcpsift(&["query", dir.to_str().unwrap(), "-q", "--sql", "SELECT nosuch FROM frames"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("valid columns").count(), 1, "{err}");
+}
