@@ -58,8 +58,12 @@ pub fn mcpsift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mcpsift")).args(args).output().expect("run mcpsift")
 }
 
+/// A fresh, empty folder for one test (never shared: each call gets its own).
 pub fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mcpsift-test-{}-{name}", std::process::id()));
+    // Unique per call: tests run in parallel, and several call this with the same name.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("mcpsift-test-{}-{n}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     d
