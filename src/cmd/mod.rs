@@ -12,7 +12,7 @@ use mcpsift::ingest::detect::Format;
 use mcpsift::ingest::run::IngestOptions;
 use mcpsift::load::Loaded;
 use mcpsift::model::capture::ModelOptions;
-use mcpsift::model::tables::{apply_limit_override, default_limits};
+use mcpsift::model::limits::{LimitOverride, default_limits};
 use mcpsift::report::stats::render_capture;
 
 /// Loads the inputs, printing diagnostics (unless quiet) and the accounting (with --stats).
@@ -29,7 +29,7 @@ pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc
     let opts = IngestOptions { max_frame_bytes: args.max_frame_bytes.max(1), forced_format, ports: args.port.clone() };
     let mut limits = default_limits();
     for spec in &args.limit {
-        apply_limit_override(&mut limits, spec).map_err(anyhow::Error::msg)?;
+        spec.parse::<LimitOverride>().map_err(|e| anyhow::anyhow!("--limit {spec}: {e}"))?.apply(&mut limits);
     }
     let mut model_opts = ModelOptions { chunk_sink, ..ModelOptions::default() };
     for pattern in &args.truncation_marker {

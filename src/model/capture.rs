@@ -11,9 +11,10 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::message::{Kind, Message, Parsed, parse_payload};
-use super::rows::{CallRow, EventRow, FrameRow, SessionRow, ToolRow};
+use super::rows::{CallRow, Ending, EventRow, FrameRow, Outcome, SessionRow, ToolRow, Validation};
+use super::schema::Table;
 use super::validate::{OutputSchemas, SchemaCheck, text_disagreement};
-use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip};
+use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip, Transport};
 
 /// Parse this many payload bytes (or frames) together on all cores.
 const BATCH_BYTES: usize = 4 << 20;
@@ -58,7 +59,7 @@ pub struct CaptureRows {
     pub sessions: Vec<SessionRow>,
     pub tools: Vec<ToolRow>,
     pub events: Vec<EventRow>,
-    pub pages: Vec<super::pages::PageRow>,
+    pub pages: Vec<super::rows::PageRow>,
     pub framing: BTreeMap<&'static str, u64>,
     pub diagnostics: Vec<Diagnostic>,
     pub frames_by_kind: BTreeMap<&'static str, u64>,
@@ -116,7 +117,7 @@ pub struct CaptureModel {
     /// Paginated calls that went into chunks, kept as rows for the `pages` table.
     paged_calls: Vec<CallRow>,
     /// (session, request direction, id) → call number of the latest such request.
-    calls_by_key: polars::prelude::PlHashMap<(Arc<str>, &'static str, String), usize>,
+    calls_by_key: polars::prelude::PlHashMap<(Arc<str>, Direction, String), usize>,
     /// (connection, exchange) → call index, to pair `id: null` HTTP errors.
     calls_by_exchange: HashMap<(u64, u64), usize>,
     /// outputSchemas listed so far, per session and tool.
@@ -176,7 +177,6 @@ impl CaptureModel {
     }
 
     fn session_key(&mut self, f: &Frame) -> Arc<str> {
-        use crate::ingest::frame::Transport;
         let conn;
         let key: &str = match (&f.session, &f.http) {
             (Some(s), _) => s,
@@ -194,10 +194,10 @@ impl CaptureModel {
         name
     }
 
-    fn session_mut(&mut self, key: &str, transport: &'static str) -> &mut SessionState {
+    fn session_mut(&mut self, key: &str, transport: Transport) -> &mut SessionState {
         if !self.sessions.contains_key(key) {
             self.session_order.push(key.to_string());
-            let row = SessionRow { capture: self.capture.to_string(), session: key.to_string(), transport, ending: "unknown", ..SessionRow::default() };
+            let row = SessionRow { capture: self.capture.to_string(), session: key.to_string(), transport, ending: Ending::Unknown, ..SessionRow::default() };
             self.sessions.insert(key.to_string(), SessionState { row, ..SessionState::default() });
         }
         self.sessions.get_mut(key).expect("inserted above")
@@ -226,7 +226,7 @@ impl CaptureModel {
             },
             Some(Kind::Response) | Some(Kind::Error) => {
                 let id = m.rpc_id.clone().unwrap_or_default();
-                let key = (Arc::from(session), "s2c", id);
+                let key = (Arc::from(session), Direction::ServerToClient, id);
                 match self.calls_by_key.get(&key) {
                     Some(i) if self.calls.get(i).is_some_and(|c| c.resp_seq.is_none()) => Direction::ClientToServer,
                     _ => Direction::ServerToClient,
@@ -239,14 +239,13 @@ impl CaptureModel {
     fn absorb(&mut self, frame: Frame, parsed: Parsed) {
         let session = self.session_key(&frame);
         let direction = frame.direction.unwrap_or_else(|| self.infer_direction(&session, &parsed));
-        let dir = direction.as_str();
         let seq = self.seq;
         self.seq += 1;
         let mut row = FrameRow {
             capture: self.capture.clone(),
             session: session.clone(),
-            transport: frame.transport.as_str(),
-            direction: dir,
+            transport: frame.transport,
+            direction,
             seq,
             ts_us: frame.ts_us,
             offset: frame.offset,
@@ -262,19 +261,19 @@ impl CaptureModel {
                 if m.truncation_marker.is_none() && m.kind == Some(Kind::Response) && !self.options.truncation_markers.is_empty() {
                     m.truncation_marker = custom_marker(&self.options.truncation_markers, &frame.payload);
                 }
-                row.kind = m.kind.map_or(Kind::NotJsonRpc.as_str(), Kind::as_str);
+                row.kind = m.kind.unwrap_or(Kind::NotJsonRpc);
                 if let Some(n) = &m.note {
                     notes.push(n.clone());
                 }
                 vec![*m]
             }
             Parsed::Batch(v) => {
-                row.kind = Kind::Batch.as_str();
+                row.kind = Kind::Batch;
                 notes.push(format!("batch of {} messages", v.len()));
                 v
             }
             Parsed::Other(kind, note) => {
-                row.kind = kind.as_str();
+                row.kind = kind;
                 if let Some(n) = note {
                     notes.push(n);
                 }
@@ -282,7 +281,7 @@ impl CaptureModel {
             }
         };
         if let Some(reason) = &frame.incomplete {
-            row.kind = Kind::Incomplete.as_str();
+            row.kind = Kind::Incomplete;
             notes.push(format!("incomplete: {reason}"));
         }
         if let Some(h) = &frame.http
@@ -290,7 +289,7 @@ impl CaptureModel {
         {
             notes.push(format!("{} {} -> {}", h.method, h.url, status));
         }
-        let transport = frame.transport.as_str();
+        let transport = frame.transport;
         {
             let st = self.session_mut(&session, transport);
             let r = &mut st.row;
@@ -306,7 +305,7 @@ impl CaptureModel {
                 r.last_ts_us = Some(r.last_ts_us.map_or(ts, |l| l.max(ts)));
             }
             st.last_frame_incomplete = frame.incomplete.clone();
-            if direction == Direction::ServerToClient && matches!(row.kind, "non_json" | "invalid_json" | "not_jsonrpc") {
+            if direction == Direction::ServerToClient && matches!(row.kind, Kind::NonJson | Kind::InvalidJson | Kind::NotJsonRpc) {
                 st.row.non_json_s2c += 1;
                 st.row.non_json_s2c_bytes += frame.wire_bytes;
             }
@@ -334,13 +333,13 @@ impl CaptureModel {
         if !notes.is_empty() {
             row.note = Some(notes.join("; "));
         }
-        *self.out.frames_by_kind.entry(row.kind).or_default() += 1;
+        *self.out.frames_by_kind.entry(row.kind.as_str()).or_default() += 1;
         self.out.frame_bytes += frame.wire_bytes;
         self.out.frames.push(row);
         if self.out.frames.len() >= FRAME_CHUNK_ROWS {
             let refs: Vec<&FrameRow> = self.out.frames.iter().collect();
             // On a (never expected) conversion error the rows simply stay rows.
-            if let Ok(chunk) = super::tables::frames_df(&refs) {
+            if let Ok(chunk) = FrameRow::to_df(&refs) {
                 match &self.options.chunk_sink {
                     Some(sink) => sink.frames(chunk),
                     None => self.out.frame_chunks.push(chunk),
@@ -362,8 +361,8 @@ impl CaptureModel {
         notes: &mut Vec<String>,
     ) -> Option<(String, Option<String>)> {
         let session: &str = session_name;
-        let dir = direction.as_str();
-        let transport = frame.transport.as_str();
+        let dir = direction;
+        let transport = frame.transport;
         {
             let st = self.session_mut(session, transport);
             if let Some(ci) = &m.client_info
@@ -408,8 +407,8 @@ impl CaptureModel {
                     req_seq: seq,
                     req_ts_us: frame.ts_us,
                     req_bytes: frame.wire_bytes,
-                    outcome: "no_response",
-                    validation: "none",
+                    outcome: Outcome::NoResponse,
+                    validation: Validation::None,
                     cursor_in: m.cursor_in.clone(),
                     page_size_arg: m.page_size_arg,
                     ..CallRow::default()
@@ -426,7 +425,7 @@ impl CaptureModel {
                 }
             }
             Some(Kind::Response) | Some(Kind::Error) => {
-                let req_dir = if direction == Direction::ClientToServer { "s2c" } else { "c2s" };
+                let req_dir = if direction == Direction::ClientToServer { Direction::ServerToClient } else { Direction::ClientToServer };
                 let id = m.rpc_id.clone().unwrap_or_default();
                 let mut idx = self.calls_by_key.get(&(Arc::clone(session_name), req_dir, id.clone())).copied();
                 if idx.is_none()
@@ -469,17 +468,17 @@ impl CaptureModel {
                     call.note = Some("response frame incomplete".into());
                 }
                 call.outcome = if m.kind == Some(Kind::Error) {
-                    "rpc_error"
+                    Outcome::RpcError
                 } else if m.is_error == Some(true) {
-                    "tool_error"
+                    Outcome::ToolError
                 } else {
-                    "ok"
+                    Outcome::Ok
                 };
                 if m.is_error == Some(true)
                     && let Some(text) = &m.first_text
                     && is_server_output_validation(text)
                 {
-                    call.validation = "server_output";
+                    call.validation = Validation::ServerOutput;
                     call.validation_detail = Some(text.chars().take(300).collect());
                     call.error_message = Some(text.chars().take(300).collect());
                 } else if m.is_error == Some(true) {
@@ -489,7 +488,7 @@ impl CaptureModel {
                     && matches!(m.error_code, Some(-32602) | Some(-32600))
                     && m.error_message.as_deref().is_some_and(|e| e.contains("tructured content") || e.contains("output schema"))
                 {
-                    call.validation = "client_structured";
+                    call.validation = Validation::ClientStructured;
                     call.validation_detail = m.error_message.clone();
                 }
                 call.first_item_key = m.first_item_key.clone();
@@ -512,8 +511,8 @@ impl CaptureModel {
                                 SchemaCheck::Valid => call.schema_valid = Some(true),
                                 SchemaCheck::Invalid(errors) => {
                                     call.schema_valid = Some(false);
-                                    if call.validation == "none" {
-                                        call.validation = "predicted_reject";
+                                    if call.validation == Validation::None {
+                                        call.validation = Validation::PredictedReject;
                                         call.validation_detail = Some(errors.join("; "));
                                     }
                                 }
@@ -525,7 +524,7 @@ impl CaptureModel {
                 }
                 let call = self.calls.get_mut(&idx).expect("checked above");
                 if call.cancelled {
-                    call.outcome = "cancelled";
+                    call.outcome = Outcome::Cancelled;
                 }
                 if call.method == "tools/list" && (!m.tools.is_empty() || m.items_returned.is_some()) {
                     let st = self.sessions.get_mut(session).expect("session exists for every frame");
@@ -568,7 +567,7 @@ impl CaptureModel {
                 {
                     call.cancelled = true;
                     call.cancel_reason = m.cancel_reason.clone();
-                    call.outcome = "cancelled";
+                    call.outcome = Outcome::Cancelled;
                 }
             }
             _ => {}
@@ -596,7 +595,7 @@ impl CaptureModel {
             }
             rows.push(call);
         }
-        if let Ok(chunk) = super::tables::calls_df(&rows.iter().collect::<Vec<_>>()) {
+        if let Ok(chunk) = CallRow::to_df(&rows.iter().collect::<Vec<_>>()) {
             match &self.options.chunk_sink {
                 Some(sink) => sink.calls(chunk),
                 None => self.out.call_chunks.push(chunk),
@@ -665,11 +664,11 @@ impl CaptureModel {
                 causes.push(format!("{} request(s) cancelled after a client timeout", st.timeout_cancels));
             }
             st.row.ending = if abrupt {
-                "abrupt"
+                Ending::Abrupt
             } else if st.row.frames == 0 {
-                "unknown"
+                Ending::Unknown
             } else {
-                "clean"
+                Ending::Clean
             };
             if abrupt {
                 st.row.end_cause = Some(causes.join("; "));

@@ -2,8 +2,10 @@
 
 pub mod capture;
 pub mod jsonstr;
+pub mod limits;
 pub mod message;
 pub mod pages;
 pub mod rows;
+pub mod schema;
 pub mod tables;
 pub mod validate;
