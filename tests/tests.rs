@@ -7,6 +7,7 @@ mod check;
 mod cli;
 mod corpus;
 mod pcap_corpus;
+mod readme;
 mod samples;
 mod report;
 mod rules;

@@ -399,3 +399,57 @@ table! {
         enabled: bool,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::model::schema::Table;
+
+    fn frame(seq: u64, kind: Kind) -> FrameRow {
+        FrameRow { capture: Arc::from("cap"), session: Arc::from("s1"), transport: Transport::Sse, direction: Direction::ServerToClient, seq, kind, method: Some("tools/call".into()), ts_us: Some(-5), ..FrameRow::default() }
+    }
+
+    #[test]
+    fn frames_come_back_from_their_table() {
+        let rows = vec![frame(0, Kind::Response), frame(1, Kind::InvalidJson)];
+        let df = FrameRow::to_df(&rows.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(df.column("kind").unwrap().str().unwrap().get(1), Some("invalid_json"));
+        assert_eq!(df.column("direction").unwrap().str().unwrap().get(0), Some("s2c"));
+        assert_eq!(FrameRow::rows_from_df(&df).unwrap(), rows);
+    }
+
+    #[test]
+    fn calls_sessions_and_limits_come_back_from_their_tables() {
+        let calls = vec![CallRow { rpc_id: "1".into(), outcome: Outcome::Cancelled, validation: Validation::PredictedReject, latency_ms: Some(1.5), content_blocks: Some(2), ..CallRow::default() }];
+        assert_eq!(CallRow::rows_from_df(&CallRow::to_df(&calls.iter().collect::<Vec<_>>()).unwrap()).unwrap(), calls);
+        let sessions = vec![SessionRow { ending: Ending::Abrupt, transport: Transport::Jsonl, end_cause: Some("x".into()), ..SessionRow::default() }];
+        assert_eq!(SessionRow::rows_from_df(&SessionRow::to_df(&sessions.iter().collect::<Vec<_>>()).unwrap()).unwrap(), sessions);
+        let limits = crate::model::limits::default_limits();
+        assert_eq!(ReaderLimit::rows_from_df(&ReaderLimit::to_df(&limits.iter().collect::<Vec<_>>()).unwrap()).unwrap(), limits);
+    }
+
+    #[test]
+    fn an_unknown_category_is_an_error() {
+        let df = polars::prelude::df!("v" => ["ok", "maybe"]).unwrap();
+        let err = <Outcome as crate::model::schema::ColumnType>::from_column(df.column("v").unwrap()).unwrap_err();
+        assert!(matches!(err, crate::model::schema::CellError::Unknown(v) if v == "maybe"));
+    }
+
+    #[test]
+    fn schema_is_the_built_tables_schema() {
+        fn check<T: Table>() {
+            let built = T::to_df(&[]).unwrap();
+            assert_eq!(**built.schema(), T::schema(), "{}", T::NAME);
+            assert_eq!(T::columns().len(), built.width(), "{}", T::NAME);
+        }
+        check::<FrameRow>();
+        check::<CallRow>();
+        check::<SessionRow>();
+        check::<ToolRow>();
+        check::<EventRow>();
+        check::<PageRow>();
+        check::<ReaderLimit>();
+    }
+}

@@ -209,33 +209,34 @@ pub trait Categorical: Copy + 'static {
 
 macro_rules! categorical_column {
     ($($t:ty),+ $(,)?) => {$(
-        impl ColumnType for $t {
+        impl $crate::model::schema::ColumnType for $t {
             type Out<'a> = &'static str;
-            fn dtype() -> DataType {
-                DataType::String
+            fn dtype() -> polars::prelude::DataType {
+                polars::prelude::DataType::String
             }
             fn type_name() -> String {
-                <$t as Categorical>::VALUES.iter().map(|v| Categorical::as_str(*v)).collect::<Vec<_>>().join("|")
+                <$t as $crate::model::schema::Categorical>::VALUES.iter().map(|v| $crate::model::schema::Categorical::as_str(*v)).collect::<Vec<_>>().join("|")
             }
             fn value(&self) -> &'static str {
-                Categorical::as_str(*self)
+                $crate::model::schema::Categorical::as_str(*self)
             }
-            fn column(name: &str, values: Vec<&'static str>) -> Column {
-                Column::new(name.into(), values)
+            fn column(name: &str, values: Vec<&'static str>) -> polars::prelude::Column {
+                polars::prelude::Column::new(name.into(), values)
             }
-            fn from_column(c: &Column) -> Result<Vec<$t>, CellError> {
+            fn from_column(c: &polars::prelude::Column) -> Result<Vec<$t>, $crate::model::schema::CellError> {
                 c.str()?
                     .iter()
                     .enumerate()
                     .map(|(i, v)| {
-                        let v = v.ok_or(CellError::Null(i))?;
-                        <$t as Categorical>::from_name(v).ok_or_else(|| CellError::Unknown(v.to_string()))
+                        let v = v.ok_or($crate::model::schema::CellError::Null(i))?;
+                        <$t as $crate::model::schema::Categorical>::from_name(v).ok_or_else(|| $crate::model::schema::CellError::Unknown(v.to_string()))
                     })
                     .collect()
             }
         }
     )+};
 }
+pub(crate) use categorical_column;
 
 /// Declares a categorical enum with its table text per variant (and a `#[default]`).
 macro_rules! categorical {
@@ -258,6 +259,7 @@ macro_rules! categorical {
                 $name::as_str(self)
             }
         }
+        $crate::model::schema::categorical_column!($name);
     };
 }
 pub(crate) use categorical;
@@ -293,7 +295,7 @@ impl Categorical for Transport {
     }
 }
 
-categorical_column!(Kind, Direction, Transport, super::rows::Outcome, super::rows::Validation, super::rows::Ending);
+categorical_column!(Kind, Direction, Transport);
 
 /// Declares one table: `pub struct Row: "name" { /// doc \n field: Type, ... }`. Exactly one
 /// doc line per column; column order is field order.
@@ -354,9 +356,9 @@ macro_rules! table {
 }
 pub(crate) use table;
 
-/// The README reference of one table: a heading line and one line per column.
+/// The README reference of one table: a Markdown table with one line per column.
 pub fn reference<T: Table>() -> String {
-    let mut s = format!("`{}`:\n\n| column | type | |\n|---|---|---|\n", T::NAME);
+    let mut s = String::from("| column | type | meaning |\n|---|---|---|\n");
     for c in T::columns() {
         s.push_str(&format!("| `{}` | `{}` | {} |\n", c.name, c.ty.replace('|', "\\|"), c.doc.replace('|', "\\|")));
     }

@@ -23,15 +23,30 @@ impl Tables {
     /// (name, table) pairs in a stable order.
     pub fn named(&self) -> [(&'static str, &DataFrame); 7] {
         [
-            ("frames", &self.frames),
-            ("calls", &self.calls),
-            ("sessions", &self.sessions),
-            ("tools", &self.tools),
-            ("events", &self.events),
-            ("pages", &self.pages),
-            ("limits", &self.limits),
+            (FrameRow::NAME, &self.frames),
+            (CallRow::NAME, &self.calls),
+            (SessionRow::NAME, &self.sessions),
+            (ToolRow::NAME, &self.tools),
+            (EventRow::NAME, &self.events),
+            (PageRow::NAME, &self.pages),
+            (ReaderLimit::NAME, &self.limits),
         ]
     }
+}
+
+/// The README's column reference of every table, as (table name, Markdown table) in
+/// [`Tables::named`] order; `tests/readme.rs` checks README against it.
+pub fn reference() -> [(&'static str, String); 7] {
+    use super::schema::reference;
+    [
+        (FrameRow::NAME, reference::<FrameRow>()),
+        (CallRow::NAME, reference::<CallRow>()),
+        (SessionRow::NAME, reference::<SessionRow>()),
+        (ToolRow::NAME, reference::<ToolRow>()),
+        (EventRow::NAME, reference::<EventRow>()),
+        (PageRow::NAME, reference::<PageRow>()),
+        (ReaderLimit::NAME, reference::<ReaderLimit>()),
+    ]
 }
 
 fn df<T: Table>(rows: &[T]) -> PolarsResult<DataFrame> {
