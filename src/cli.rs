@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use mcpsift::ingest::detect::Format;
 use mcpsift::ingest::discover::PairSpec;
+use mcpsift::model::limits::LimitOverride;
 use mcpsift::report::table_out::{OutputFormat, TableFileFormat};
 
 /// `--input-format NAME`: a format the readers know.
@@ -53,7 +54,7 @@ pub struct InputArgs {
     pub port: Vec<u16>,
     /// Override or add a reader budget: NAME=BYTES[:WARN_RATIO] (e.g. ts_sdk_stdio=10485760:0.9).
     #[arg(long, value_name = "NAME=BYTES[:RATIO]")]
-    pub limit: Vec<String>,
+    pub limit: Vec<LimitOverride>,
     /// An extra truncation marker (regular expression) looked for at the end of results.
     #[arg(long, value_name = "REGEX")]
     pub truncation_marker: Vec<String>,

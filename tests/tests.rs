@@ -8,6 +8,7 @@ mod cli;
 mod corpus;
 mod duckdb;
 mod pcap_corpus;
+mod readme;
 mod samples;
 mod report;
 mod rules;

@@ -11,7 +11,7 @@ use crate::cli::InputArgs;
 use crate::progress::Bar;
 use mcpsift::ingest::run::IngestOptions;
 use mcpsift::model::capture::{ChunkSink, ModelOptions};
-use mcpsift::model::tables::{apply_limit_override, default_limits};
+use mcpsift::model::limits::default_limits;
 use mcpsift::pipeline::{Loaded, Request};
 use mcpsift::report::stats::render_capture;
 
@@ -24,8 +24,8 @@ pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
 fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) -> anyhow::Result<Request> {
     let ingest = IngestOptions { max_frame_bytes: args.max_frame_bytes.max(1), forced_format: args.input_format, ports: args.port.clone() };
     let mut limits = default_limits();
-    for spec in &args.limit {
-        apply_limit_override(&mut limits, spec).map_err(anyhow::Error::msg)?;
+    for limit in &args.limit {
+        limit.apply(&mut limits);
     }
     let mut model = ModelOptions { chunk_sink, ..ModelOptions::default() };
     for pattern in &args.truncation_marker {

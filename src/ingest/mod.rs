@@ -1,5 +1,6 @@
 //! Ingest: files, pipes and packets → [`frame::Frame`]s. Knows bytes, not MCP.
 
+pub mod accounting;
 pub mod chunked;
 pub mod detect;
 pub mod discover;

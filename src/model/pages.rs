@@ -9,51 +9,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::rows::CallRow;
+use super::rows::{CallRow, PageRow};
 
 const LIST_METHODS: &[&str] = &["tools/list", "resources/list", "resources/templates/list", "prompts/list"];
-
-/// One row of `pages`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PageRow {
-    pub capture: String,
-    pub session: String,
-    /// The list method or the tool name.
-    pub chain: String,
-    /// `chain#n`: the n-th chain of that name in the session.
-    pub chain_id: String,
-    pub page_no: u64,
-    pub rpc_id: String,
-    pub req_seq: u64,
-    pub cursor_in: Option<String>,
-    pub cursor_out: Option<String>,
-    pub items_returned: Option<u64>,
-    pub page_size_arg: Option<i64>,
-    pub first_item_key: Option<String>,
-    pub last_item_key: Option<String>,
-    /// cursor_in decoded (base64 JSON), when it decodes.
-    pub cursor_decoded: Option<String>,
-    pub offset_in: Option<i64>,
-    pub offset_out: Option<i64>,
-    /// The same cursor was sent before in this session.
-    pub cursor_seen_before: bool,
-    /// The cursor was issued (as a next cursor) earlier in this session.
-    pub cursor_issued_before: bool,
-    /// The session that issued it, when another one did.
-    pub cursor_issued_in: Option<String>,
-    /// cursor_out was later sent as a cursor in this session.
-    pub followed: bool,
-    /// offset_out - offset_in.
-    pub advance: Option<i64>,
-    pub repeated_items: Option<i64>,
-    pub skipped_items: Option<i64>,
-    pub page_size_changed: bool,
-    /// A keyset cursor (`after`, `last_id`) that names the previous page's last item.
-    pub cursor_matches_last_item: Option<bool>,
-    pub answered: bool,
-    /// Bytes of the page's response frame.
-    pub resp_bytes: Option<u64>,
-}
 
 /// What a cursor says about itself when it is base64 of JSON.
 struct DecodedCursor {

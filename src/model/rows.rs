@@ -1,152 +1,455 @@
-//! Row types of the tables (DESIGN.md "Tables"); column names are the field names.
-//! Capture and session names are shared (`Arc<str>`): millions of rows, a handful of names.
+//! The tables (DESIGN.md "Tables"), each declared once: column, Rust type, one-line doc.
+//! Struct, polars schema, builder, reader and README reference all come from these
+//! declarations (`schema.rs`); to add a column, add a line here. Filling rows is elsewhere.
 
 use std::sync::Arc;
 
-/// One row of `frames`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FrameRow {
-    pub capture: Arc<str>,
-    pub session: Arc<str>,
-    pub transport: &'static str,
-    pub direction: &'static str,
-    pub seq: u64,
-    pub ts_us: Option<i64>,
-    pub offset: u64,
-    pub wire_bytes: u64,
-    pub kind: &'static str,
-    pub method: Option<String>,
-    pub rpc_id: Option<String>,
-    pub tool: Option<String>,
-    pub is_error: Option<bool>,
-    pub error_code: Option<i64>,
-    pub error_message: Option<String>,
-    pub content_types: Option<String>,
-    pub text_bytes: u64,
-    pub blob_bytes_b64: u64,
-    pub blob_bytes_decoded: u64,
-    pub has_structured: bool,
-    pub structured_bytes: u64,
-    pub truncation_marker: Option<String>,
-    pub note: Option<String>,
+use super::message::Kind;
+use super::schema::{categorical, table};
+use crate::ingest::frame::{Direction, Transport};
+
+categorical! {
+    /// How a call ended (the `outcome` column).
+    pub enum Outcome {
+        Ok = "ok",
+        ToolError = "tool_error",
+        RpcError = "rpc_error",
+        #[default]
+        NoResponse = "no_response",
+        Cancelled = "cancelled",
+    }
 }
 
-/// One row of `calls`: a request and, when seen, its response.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CallRow {
-    pub capture: Arc<str>,
-    pub session: Arc<str>,
-    pub rpc_id: String,
-    pub method: String,
-    /// Direction of the request (`c2s` for client requests; `s2c` for sampling etc.).
-    pub direction: &'static str,
-    pub tool: Option<String>,
-    pub client_name: Option<String>,
-    pub client_version: Option<String>,
-    pub server_name: Option<String>,
-    pub server_version: Option<String>,
-    pub protocol_version: Option<String>,
-    pub req_seq: u64,
-    pub resp_seq: Option<u64>,
-    pub req_ts_us: Option<i64>,
-    pub resp_ts_us: Option<i64>,
-    pub latency_ms: Option<f64>,
-    pub req_bytes: u64,
-    pub resp_bytes: Option<u64>,
-    pub outcome: &'static str,
-    pub is_error: Option<bool>,
-    pub error_code: Option<i64>,
-    pub error_message: Option<String>,
-    pub validation: &'static str,
-    pub validation_detail: Option<String>,
-    pub truncated: bool,
-    pub truncation_marker: Option<String>,
-    pub cursor_in: Option<String>,
-    pub cursor_out: Option<String>,
-    pub items_returned: Option<u64>,
-    pub page_size_arg: Option<i64>,
-    pub has_structured: bool,
-    pub text_bytes: Option<u64>,
-    pub blob_bytes_b64: Option<u64>,
-    /// Content blocks in the result.
-    pub content_blocks: Option<u32>,
-    /// The session listed an outputSchema for the tool before this result.
-    pub schema_known: bool,
-    /// structuredContent valid against that schema (null: not checked).
-    pub schema_valid: Option<bool>,
-    /// isError result that carries structuredContent (validating clients still check it).
-    pub error_with_structured: bool,
-    /// outputSchema declared, no structuredContent, not an error.
-    pub missing_structured: bool,
-    /// structuredContent beside an empty (or absent) content array.
-    pub empty_content: bool,
-    /// First text block and structuredContent disagree.
-    pub text_disagrees: bool,
-    pub first_item_key: Option<String>,
-    pub last_item_key: Option<String>,
-    pub cancelled: bool,
-    pub cancel_reason: Option<String>,
-    pub note: Option<String>,
+categorical! {
+    /// Which output-schema check a call failed (the `validation` column).
+    pub enum Validation {
+        #[default]
+        None = "none",
+        /// An isError result that is really the server's own output-schema failure.
+        ServerOutput = "server_output",
+        /// The client rejected the structured content (`-32602`/`-32600`).
+        ClientStructured = "client_structured",
+        /// structuredContent does not validate against the listed outputSchema.
+        PredictedReject = "predicted_reject",
+    }
 }
 
-/// One row of `sessions`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SessionRow {
-    pub capture: String,
-    pub session: String,
-    pub transport: &'static str,
-    pub client_name: Option<String>,
-    pub client_version: Option<String>,
-    pub server_name: Option<String>,
-    pub server_version: Option<String>,
-    pub protocol_version: Option<String>,
-    pub first_ts_us: Option<i64>,
-    pub last_ts_us: Option<i64>,
-    pub frames: u64,
-    pub bytes_c2s: u64,
-    pub bytes_s2c: u64,
-    pub max_frame_bytes: u64,
-    pub ending: &'static str,
-    pub last_error: Option<String>,
-    /// Why an abrupt session most likely ended (null when clean).
-    pub end_cause: Option<String>,
-    /// Non-JSON lines the server wrote where the client reads messages.
-    pub non_json_s2c: u64,
-    pub non_json_s2c_bytes: u64,
+categorical! {
+    /// How a session ended (the `ending` column).
+    pub enum Ending {
+        Clean = "clean",
+        Abrupt = "abrupt",
+        #[default]
+        Unknown = "unknown",
+    }
 }
 
-/// One row of `tools` (every tool of every `tools/list` result).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolRow {
-    pub capture: String,
-    pub session: String,
-    pub page: u64,
-    pub tool: String,
-    pub title: Option<String>,
-    pub description_utf16: Option<u64>,
-    pub input_root_type: String,
-    pub input_dialect: Option<String>,
-    pub output_dialect: Option<String>,
-    pub has_output_schema: bool,
-    pub schema_bytes: u64,
-    pub list_payload_bytes: u64,
-    /// `type: array` nodes without `items` in inputSchema, and the first one's JSON pointer.
-    pub arrays_without_items: u64,
-    pub first_array_without_items: Option<String>,
-    pub tuple_items: bool,
-    /// Tools in the whole list page.
-    pub list_tools: u64,
+/// Placeholder for rows under construction; every frame sets its own transport.
+impl Default for Transport {
+    fn default() -> Self {
+        Transport::Stdio
+    }
 }
 
-/// One row of `events`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EventRow {
-    pub capture: String,
-    pub session: Option<String>,
-    pub ts_us: Option<i64>,
-    pub offset: u64,
-    pub level: String,
-    pub server: Option<String>,
-    pub kind: String,
-    pub text: String,
+/// Placeholder for rows under construction; every frame sets its own direction.
+impl Default for Direction {
+    fn default() -> Self {
+        Direction::ClientToServer
+    }
+}
+
+/// Placeholder for rows under construction; every frame sets its own kind.
+impl Default for Kind {
+    fn default() -> Self {
+        Kind::NotJsonRpc
+    }
+}
+
+table! {
+    /// One row of `frames`: one JSON-RPC message, batch, or non-message line.
+    #[derive(Default)]
+    pub struct FrameRow: "frames" {
+        /// Capture name (file or stdio pair).
+        capture: Arc<str>,
+        /// Session within the capture.
+        session: Arc<str>,
+        /// How the frame travelled.
+        transport: Transport,
+        /// Client to server or server to client.
+        direction: Direction,
+        /// Arrival order in the capture.
+        seq: u64,
+        /// Timestamp, microseconds since the Unix epoch.
+        ts_us: Option<i64>,
+        /// Byte offset in its file.
+        offset: u64,
+        /// Bytes of the message on the wire (without framing).
+        wire_bytes: u64,
+        /// Frame classification.
+        kind: Kind,
+        /// JSON-RPC method (a response takes its request's).
+        method: Option<String>,
+        /// The id as JSON text (`1` and `"1"` differ).
+        rpc_id: Option<String>,
+        /// Tool name of a `tools/call` (a response takes its request's).
+        tool: Option<String>,
+        /// The result's `isError`.
+        is_error: Option<bool>,
+        /// JSON-RPC error code.
+        error_code: Option<i64>,
+        /// JSON-RPC error message.
+        error_message: Option<String>,
+        /// Content block types of the result (e.g. `text,image`).
+        content_types: Option<String>,
+        /// UTF-8 bytes of text blocks.
+        text_bytes: u64,
+        /// Base64 bytes of blob and image blocks.
+        blob_bytes_b64: u64,
+        /// Those blobs' decoded bytes.
+        blob_bytes_decoded: u64,
+        /// The result carries structuredContent.
+        has_structured: bool,
+        /// Bytes of structuredContent.
+        structured_bytes: u64,
+        /// The truncation marker found in the result, if any.
+        truncation_marker: Option<String>,
+        /// What else was noticed (batch size, incomplete frame, HTTP status, ...).
+        note: Option<String>,
+    }
+}
+
+table! {
+    /// One row of `calls`: a request and, when seen, its response (joined by session,
+    /// direction and id).
+    #[derive(Default)]
+    pub struct CallRow: "calls" {
+        /// Capture name.
+        capture: Arc<str>,
+        /// Session within the capture.
+        session: Arc<str>,
+        /// The request id as JSON text.
+        rpc_id: String,
+        /// The request's method.
+        method: String,
+        /// Direction of the request (`c2s` for client requests; `s2c` for sampling etc.).
+        direction: Direction,
+        /// Tool name of a `tools/call`.
+        tool: Option<String>,
+        /// Client name (initialize, `_meta` clientInfo, or the session's).
+        client_name: Option<String>,
+        /// Client version.
+        client_version: Option<String>,
+        /// Server name from the session's initialize result.
+        server_name: Option<String>,
+        /// Server version.
+        server_version: Option<String>,
+        /// Protocol version of the request or the session.
+        protocol_version: Option<String>,
+        /// seq of the request frame.
+        req_seq: u64,
+        /// seq of the response frame.
+        resp_seq: Option<u64>,
+        /// Request timestamp (µs).
+        req_ts_us: Option<i64>,
+        /// Response timestamp (µs).
+        resp_ts_us: Option<i64>,
+        /// Response time minus request time, milliseconds.
+        latency_ms: Option<f64>,
+        /// Bytes of the request frame.
+        req_bytes: u64,
+        /// Bytes of the response frame.
+        resp_bytes: Option<u64>,
+        /// How the call ended (`cancelled` whenever the requester cancelled it).
+        outcome: Outcome,
+        /// The result's `isError`.
+        is_error: Option<bool>,
+        /// JSON-RPC error code.
+        error_code: Option<i64>,
+        /// Error message (or the first text of an isError result), at most 300 characters.
+        error_message: Option<String>,
+        /// Which output-schema check failed.
+        validation: Validation,
+        /// Why it failed.
+        validation_detail: Option<String>,
+        /// A truncation marker was found in the result.
+        truncated: bool,
+        /// The marker found.
+        truncation_marker: Option<String>,
+        /// Cursor sent with the request.
+        cursor_in: Option<String>,
+        /// Next cursor returned.
+        cursor_out: Option<String>,
+        /// Items in the page's main array.
+        items_returned: Option<u64>,
+        /// Page size argument of the request.
+        page_size_arg: Option<i64>,
+        /// The result carries structuredContent.
+        has_structured: bool,
+        /// UTF-8 bytes of the result's text blocks.
+        text_bytes: Option<u64>,
+        /// Base64 bytes of the result's blobs.
+        blob_bytes_b64: Option<u64>,
+        /// Content blocks in the result.
+        content_blocks: Option<u32>,
+        /// The session listed an outputSchema for the tool before this result.
+        schema_known: bool,
+        /// structuredContent valid against that schema (JSON Schema 2020-12 unless it says otherwise; null: not checked).
+        schema_valid: Option<bool>,
+        /// isError result that carries structuredContent (validating clients still check it).
+        error_with_structured: bool,
+        /// outputSchema declared, no structuredContent, not an error.
+        missing_structured: bool,
+        /// structuredContent beside an empty (or absent) content array.
+        empty_content: bool,
+        /// First text block and structuredContent disagree (JSON, or `key=N`).
+        text_disagrees: bool,
+        /// Key of the first item of the page's main array.
+        first_item_key: Option<String>,
+        /// Key of the last item of the page's main array.
+        last_item_key: Option<String>,
+        /// The requester sent `notifications/cancelled` for it.
+        cancelled: bool,
+        /// The cancellation's reason.
+        cancel_reason: Option<String>,
+        /// What else was noticed.
+        note: Option<String>,
+    }
+}
+
+table! {
+    /// One row of `sessions`.
+    #[derive(Default)]
+    pub struct SessionRow: "sessions" {
+        /// Capture name.
+        capture: String,
+        /// Session name.
+        session: String,
+        /// Transport of its first frame.
+        transport: Transport,
+        /// Client name.
+        client_name: Option<String>,
+        /// Client version.
+        client_version: Option<String>,
+        /// Server name.
+        server_name: Option<String>,
+        /// Server version.
+        server_version: Option<String>,
+        /// Negotiated protocol version.
+        protocol_version: Option<String>,
+        /// First frame timestamp (µs).
+        first_ts_us: Option<i64>,
+        /// Last frame timestamp (µs).
+        last_ts_us: Option<i64>,
+        /// Frames in the session.
+        frames: u64,
+        /// Wire bytes client to server.
+        bytes_c2s: u64,
+        /// Wire bytes server to client.
+        bytes_s2c: u64,
+        /// Largest frame.
+        max_frame_bytes: u64,
+        /// `abrupt`: a request never answered, a last frame cut, or the host logged an unexpected transport close.
+        ending: Ending,
+        /// Last error seen (or the end cause).
+        last_error: Option<String>,
+        /// Why an abrupt session most likely ended, with stdout pollution and client timeouts seen (null when clean).
+        end_cause: Option<String>,
+        /// Non-JSON lines the server wrote where the client reads messages.
+        non_json_s2c: u64,
+        /// Bytes of those lines.
+        non_json_s2c_bytes: u64,
+    }
+}
+
+table! {
+    /// One row of `tools`: every tool of every `tools/list` result.
+    #[derive(Default)]
+    pub struct ToolRow: "tools" {
+        /// Capture name.
+        capture: String,
+        /// Session name.
+        session: String,
+        /// Which `tools/list` page of the session (1-based).
+        page: u64,
+        /// Tool name.
+        tool: String,
+        /// Tool title.
+        title: Option<String>,
+        /// Description length in UTF-16 units.
+        description_utf16: Option<u64>,
+        /// `type` of inputSchema's root.
+        input_root_type: String,
+        /// `$schema` of inputSchema.
+        input_dialect: Option<String>,
+        /// `$schema` of outputSchema.
+        output_dialect: Option<String>,
+        /// The tool declares an outputSchema.
+        has_output_schema: bool,
+        /// Bytes of its schemas.
+        schema_bytes: u64,
+        /// Bytes of the whole `tools/list` response frame.
+        list_payload_bytes: u64,
+        /// `type: array` nodes without `items` in inputSchema.
+        arrays_without_items: u64,
+        /// JSON pointer of the first one.
+        first_array_without_items: Option<String>,
+        /// inputSchema uses tuple `items` (an array of schemas).
+        tuple_items: bool,
+        /// Tools in the whole list page.
+        list_tools: u64,
+    }
+}
+
+table! {
+    /// One row of `events`: what a host log says besides messages.
+    #[derive(Default)]
+    pub struct EventRow: "events" {
+        /// Capture name.
+        capture: String,
+        /// Session the event belongs to.
+        session: Option<String>,
+        /// Timestamp (µs).
+        ts_us: Option<i64>,
+        /// Byte offset in its file.
+        offset: u64,
+        /// Log level.
+        level: String,
+        /// Server the host named.
+        server: Option<String>,
+        /// Event kind (e.g. `transport_closed_unexpectedly`).
+        kind: String,
+        /// The log text.
+        text: String,
+    }
+}
+
+table! {
+    /// One row of `pages`: a paginated call as a page of a cursor chain.
+    #[derive(Default)]
+    pub struct PageRow: "pages" {
+        /// Capture name.
+        capture: String,
+        /// Session name.
+        session: String,
+        /// The list method or the tool name.
+        chain: String,
+        /// `chain#n`: the n-th chain of that name in the session.
+        chain_id: String,
+        /// Page number in the chain (1-based).
+        page_no: u64,
+        /// The request id as JSON text.
+        rpc_id: String,
+        /// seq of the request frame.
+        req_seq: u64,
+        /// Cursor sent.
+        cursor_in: Option<String>,
+        /// Next cursor returned.
+        cursor_out: Option<String>,
+        /// Items in the page.
+        items_returned: Option<u64>,
+        /// Page size argument.
+        page_size_arg: Option<i64>,
+        /// Key of the page's first item.
+        first_item_key: Option<String>,
+        /// Key of the page's last item.
+        last_item_key: Option<String>,
+        /// cursor_in decoded (base64 JSON), when it decodes.
+        cursor_decoded: Option<String>,
+        /// Offset the cursor_in names.
+        offset_in: Option<i64>,
+        /// Offset the cursor_out names.
+        offset_out: Option<i64>,
+        /// The same cursor was sent before in this session.
+        cursor_seen_before: bool,
+        /// The cursor was issued (as a next cursor) earlier in this session.
+        cursor_issued_before: bool,
+        /// The session that issued it, when another one did (a foreign cursor).
+        cursor_issued_in: Option<String>,
+        /// cursor_out was later sent as a cursor in this session.
+        followed: bool,
+        /// offset_out - offset_in.
+        advance: Option<i64>,
+        /// Items returned beyond the cursor's advance (the next page repeats them): items - advance.
+        repeated_items: Option<i64>,
+        /// Advance beyond the items returned (items no page returns): advance - items.
+        skipped_items: Option<i64>,
+        /// The page size argument differs from the previous page's.
+        page_size_changed: bool,
+        /// A keyset cursor (`after`, `last_id`) that names the previous page's last item.
+        cursor_matches_last_item: Option<bool>,
+        /// A response was seen.
+        answered: bool,
+        /// Bytes of the page's response frame.
+        resp_bytes: Option<u64>,
+    }
+}
+
+table! {
+    /// A named reader budget (`limits` table).
+    pub struct ReaderLimit: "limits" {
+        /// Budget name (e.g. `ts_sdk_stdio`).
+        name: String,
+        /// The budget in bytes.
+        bytes: u64,
+        /// Frames at or above `bytes × warn_ratio` are near the limit.
+        warn_ratio: f64,
+        /// What it applies to: `stdio` frames (also host logs and transcripts of stdio sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads.
+        scope: String,
+        /// Checked by `near_limit_frames` (others are thresholds other rules use); `--limit` enables the limit it names.
+        enabled: bool,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::model::schema::Table;
+
+    fn frame(seq: u64, kind: Kind) -> FrameRow {
+        FrameRow { capture: Arc::from("cap"), session: Arc::from("s1"), transport: Transport::Sse, direction: Direction::ServerToClient, seq, kind, method: Some("tools/call".into()), ts_us: Some(-5), ..FrameRow::default() }
+    }
+
+    #[test]
+    fn frames_come_back_from_their_table() {
+        let rows = vec![frame(0, Kind::Response), frame(1, Kind::InvalidJson)];
+        let df = FrameRow::to_df(&rows.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(df.column("kind").unwrap().str().unwrap().get(1), Some("invalid_json"));
+        assert_eq!(df.column("direction").unwrap().str().unwrap().get(0), Some("s2c"));
+        assert_eq!(FrameRow::rows_from_df(&df).unwrap(), rows);
+    }
+
+    #[test]
+    fn calls_sessions_and_limits_come_back_from_their_tables() {
+        let calls = vec![CallRow { rpc_id: "1".into(), outcome: Outcome::Cancelled, validation: Validation::PredictedReject, latency_ms: Some(1.5), content_blocks: Some(2), ..CallRow::default() }];
+        assert_eq!(CallRow::rows_from_df(&CallRow::to_df(&calls.iter().collect::<Vec<_>>()).unwrap()).unwrap(), calls);
+        let sessions = vec![SessionRow { ending: Ending::Abrupt, transport: Transport::Jsonl, end_cause: Some("x".into()), ..SessionRow::default() }];
+        assert_eq!(SessionRow::rows_from_df(&SessionRow::to_df(&sessions.iter().collect::<Vec<_>>()).unwrap()).unwrap(), sessions);
+        let limits = crate::model::limits::default_limits();
+        assert_eq!(ReaderLimit::rows_from_df(&ReaderLimit::to_df(&limits.iter().collect::<Vec<_>>()).unwrap()).unwrap(), limits);
+    }
+
+    #[test]
+    fn an_unknown_category_is_an_error() {
+        let df = polars::prelude::df!("v" => ["ok", "maybe"]).unwrap();
+        let err = <Outcome as crate::model::schema::ColumnType>::from_column(df.column("v").unwrap()).unwrap_err();
+        assert!(matches!(err, crate::model::schema::CellError::Unknown(v) if v == "maybe"));
+    }
+
+    #[test]
+    fn schema_is_the_built_tables_schema() {
+        fn check<T: Table>() {
+            let built = T::to_df(&[]).unwrap();
+            assert_eq!(**built.schema(), T::schema(), "{}", T::NAME);
+            assert_eq!(T::columns().len(), built.width(), "{}", T::NAME);
+        }
+        check::<FrameRow>();
+        check::<CallRow>();
+        check::<SessionRow>();
+        check::<ToolRow>();
+        check::<EventRow>();
+        check::<PageRow>();
+        check::<ReaderLimit>();
+    }
 }

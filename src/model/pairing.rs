@@ -1,0 +1,118 @@
+//! Request/response pairing: calls are held as rows until answered, found by (session,
+//! request direction, id) or, for `id: null` HTTP errors, by their exchange. What a response
+//! says is read elsewhere (`facts.rs`); this only finds the call it answers.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use polars::prelude::PlHashMap;
+
+use super::chunks::CALL_CHUNK_ROWS;
+use super::rows::CallRow;
+use crate::ingest::frame::{Direction, HttpContext};
+
+/// The calls of one capture that are still rows, by call number (request order).
+pub(crate) struct Calls {
+    rows: PlHashMap<usize, CallRow>,
+    next: usize,
+    chunk_at: usize,
+    /// (session, request direction, id) → call number of the latest such request.
+    by_key: PlHashMap<(Arc<str>, Direction, String), usize>,
+    /// (connection, exchange) → call number, to pair `id: null` HTTP errors.
+    by_exchange: HashMap<(u64, u64), usize>,
+}
+
+impl Default for Calls {
+    fn default() -> Self {
+        Calls { rows: PlHashMap::default(), next: 0, chunk_at: CALL_CHUNK_ROWS, by_key: PlHashMap::default(), by_exchange: HashMap::new() }
+    }
+}
+
+impl Calls {
+    /// The latest request with that key, if it is still a row.
+    pub fn latest(&self, session: &Arc<str>, requester: Direction, id: &str) -> Option<&CallRow> {
+        self.by_key.get(&(Arc::clone(session), requester, id.to_string())).and_then(|i| self.rows.get(i))
+    }
+
+    /// Whether a request with that key was made (even if it already left as a chunk).
+    pub fn was_requested(&self, session: &Arc<str>, requester: Direction, id: &str) -> bool {
+        self.by_key.contains_key(&(Arc::clone(session), requester, id.to_string()))
+    }
+
+    /// Holds a new request; returns true when enough calls are held to chunk the answered ones.
+    pub fn request(&mut self, call: CallRow, http: Option<&HttpContext>) -> bool {
+        let key = (Arc::clone(&call.session), call.direction, call.rpc_id.clone());
+        let idx = self.next;
+        self.next += 1;
+        self.rows.insert(idx, call);
+        self.by_key.insert(key, idx);
+        if let Some(h) = http {
+            self.by_exchange.insert((h.connection, h.exchange), idx);
+        }
+        self.rows.len() >= self.chunk_at
+    }
+
+    /// The call a response answers: by key, or (id `null`) by HTTP exchange, the second
+    /// reported as `true`. The number may name a call that already left as a chunk.
+    pub fn answered_by(&self, session: &Arc<str>, requester: Direction, id: &str, http: Option<&HttpContext>) -> (Option<usize>, bool) {
+        let idx = self.by_key.get(&(Arc::clone(session), requester, id.to_string())).copied();
+        if idx.is_none()
+            && id == "null"
+            && let Some(h) = http
+        {
+            let idx = self.by_exchange.get(&(h.connection, h.exchange)).copied();
+            return (idx, idx.is_some());
+        }
+        (idx, false)
+    }
+
+    pub fn contains(&self, idx: usize) -> bool {
+        self.rows.contains_key(&idx)
+    }
+
+    pub fn get_mut(&mut self, idx: usize) -> Option<&mut CallRow> {
+        self.rows.get_mut(&idx)
+    }
+
+    /// The latest request with that key, for a cancellation.
+    pub fn latest_mut(&mut self, session: &Arc<str>, requester: Direction, id: String) -> Option<&mut CallRow> {
+        let idx = *self.by_key.get(&(Arc::clone(session), requester, id))?;
+        self.rows.get_mut(&idx)
+    }
+
+    /// Removes answered (or cancelled) calls, in request order; pending calls stay.
+    pub fn take_finished(&mut self) -> Vec<CallRow> {
+        let mut done: Vec<usize> = self.rows.iter().filter(|(_, c)| c.resp_seq.is_some() || c.cancelled).map(|(i, _)| *i).collect();
+        done.sort_unstable();
+        let mut rows = Vec::with_capacity(done.len());
+        for i in done {
+            let Some(call) = self.rows.remove(&i) else { continue };
+            let key = (Arc::clone(&call.session), call.direction, call.rpc_id.clone());
+            if self.by_key.get(&key) == Some(&i) {
+                self.by_key.remove(&key);
+            }
+            rows.push(call);
+        }
+        rows
+    }
+
+    /// Takes back calls that could not be chunked (never expected), so nothing is lost.
+    pub fn restore(&mut self, rows: Vec<CallRow>) {
+        for call in rows {
+            self.rows.insert(self.next, call);
+            self.next += 1;
+        }
+    }
+
+    /// Chunk again once twice as many calls as now are held (pending ones stay rows).
+    pub fn chunked(&mut self) {
+        self.chunk_at = (self.rows.len() * 2).max(CALL_CHUNK_ROWS);
+    }
+
+    /// All calls still held, in request order.
+    pub fn into_rows(self) -> Vec<CallRow> {
+        let mut remaining: Vec<(usize, CallRow)> = self.rows.into_iter().collect();
+        remaining.sort_unstable_by_key(|(i, _)| *i);
+        remaining.into_iter().map(|(_, c)| c).collect()
+    }
+}

@@ -1,0 +1,366 @@
+//! The `table!` macro: one declaration per table (column, Rust type, one-line doc) that yields
+//! the row struct, the polars schema, the DataFrame builder, the reader back to rows and the
+//! column docs. It declares no table itself (they are in `rows.rs`) and knows no MCP.
+
+use std::sync::Arc;
+
+use polars::prelude::*;
+
+use super::message::Kind;
+use crate::ingest::frame::{Direction, Transport};
+
+/// A table's column as the README reference lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDoc {
+    pub name: &'static str,
+    /// `string`, `u64`, `i64`, `u32`, `f64`, `bool`, or the values of a categorical column
+    /// (`c2s|s2c`); a trailing `?` means nullable.
+    pub ty: String,
+    pub doc: &'static str,
+}
+
+/// Reading a DataFrame back into rows failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("table {table}: {source}")]
+    Polars { table: &'static str, source: PolarsError },
+    #[error("table {table}: column {column}: null in row {row} of a non-null column")]
+    Null { table: &'static str, column: &'static str, row: usize },
+    #[error("table {table}: column {column}: unknown value {value:?}")]
+    Unknown { table: &'static str, column: &'static str, value: String },
+}
+
+/// What every table declared with [`table!`] offers.
+pub trait Table: Sized {
+    /// The table's name (`frames`, `calls`, ...).
+    const NAME: &'static str;
+    /// Column names, types and docs, in column order.
+    fn columns() -> Vec<ColumnDoc>;
+    /// Column names and polars dtypes, in column order.
+    fn schema() -> Schema;
+    /// The table of some rows.
+    fn to_df(rows: &[&Self]) -> PolarsResult<DataFrame>;
+    /// The rows of a table built by [`Table::to_df`] (or read back from its files).
+    fn rows_from_df(df: &DataFrame) -> Result<Vec<Self>, SchemaError>;
+}
+
+/// Why reading one column failed (the macro adds table and column names).
+#[derive(Debug)]
+pub enum CellError {
+    Polars(PolarsError),
+    Null(usize),
+    Unknown(String),
+}
+
+impl From<PolarsError> for CellError {
+    fn from(e: PolarsError) -> Self {
+        CellError::Polars(e)
+    }
+}
+
+impl CellError {
+    pub fn in_column(self, table: &'static str, column: &'static str) -> SchemaError {
+        match self {
+            CellError::Polars(source) => SchemaError::Polars { table, source },
+            CellError::Null(row) => SchemaError::Null { table, column, row },
+            CellError::Unknown(value) => SchemaError::Unknown { table, column, value },
+        }
+    }
+}
+
+/// A Rust type a column can hold: its dtype, its README name, how a row's value becomes a
+/// column value (borrowing strings) and how a column becomes values again.
+pub trait ColumnType: Sized {
+    /// Value handed to polars (`&str` for strings and categorical columns).
+    type Out<'a>
+    where
+        Self: 'a;
+    fn dtype() -> DataType;
+    fn type_name() -> String;
+    fn value(&self) -> Self::Out<'_>;
+    fn column(name: &str, values: Vec<Self::Out<'_>>) -> Column;
+    fn from_column(c: &Column) -> Result<Vec<Self>, CellError>;
+}
+
+macro_rules! number_column {
+    ($($t:ty => $dtype:expr, $name:literal, $get:ident);+ $(;)?) => {$(
+        impl ColumnType for $t {
+            type Out<'a> = $t;
+            fn dtype() -> DataType {
+                $dtype
+            }
+            fn type_name() -> String {
+                $name.to_string()
+            }
+            fn value(&self) -> $t {
+                *self
+            }
+            fn column(name: &str, values: Vec<$t>) -> Column {
+                Column::new(name.into(), values)
+            }
+            fn from_column(c: &Column) -> Result<Vec<$t>, CellError> {
+                c.$get()?.iter().enumerate().map(|(i, v)| v.ok_or(CellError::Null(i))).collect()
+            }
+        }
+        impl ColumnType for Option<$t> {
+            type Out<'a> = Option<$t>;
+            fn dtype() -> DataType {
+                $dtype
+            }
+            fn type_name() -> String {
+                concat!($name, "?").to_string()
+            }
+            fn value(&self) -> Option<$t> {
+                *self
+            }
+            fn column(name: &str, values: Vec<Option<$t>>) -> Column {
+                Column::new(name.into(), values)
+            }
+            fn from_column(c: &Column) -> Result<Vec<Option<$t>>, CellError> {
+                Ok(c.$get()?.iter().collect())
+            }
+        }
+    )+};
+}
+number_column!(
+    u64 => DataType::UInt64, "u64", u64;
+    i64 => DataType::Int64, "i64", i64;
+    u32 => DataType::UInt32, "u32", u32;
+    f64 => DataType::Float64, "f64", f64;
+    bool => DataType::Boolean, "bool", bool;
+);
+
+impl ColumnType for String {
+    type Out<'a> = &'a str;
+    fn dtype() -> DataType {
+        DataType::String
+    }
+    fn type_name() -> String {
+        "string".into()
+    }
+    fn value(&self) -> &str {
+        self
+    }
+    fn column(name: &str, values: Vec<&str>) -> Column {
+        Column::new(name.into(), values)
+    }
+    fn from_column(c: &Column) -> Result<Vec<String>, CellError> {
+        c.str()?.iter().enumerate().map(|(i, v)| v.map(str::to_string).ok_or(CellError::Null(i))).collect()
+    }
+}
+
+impl ColumnType for Option<String> {
+    type Out<'a> = Option<&'a str>;
+    fn dtype() -> DataType {
+        DataType::String
+    }
+    fn type_name() -> String {
+        "string?".into()
+    }
+    fn value(&self) -> Option<&str> {
+        self.as_deref()
+    }
+    fn column(name: &str, values: Vec<Option<&str>>) -> Column {
+        Column::new(name.into(), values)
+    }
+    fn from_column(c: &Column) -> Result<Vec<Option<String>>, CellError> {
+        Ok(c.str()?.iter().map(|v| v.map(str::to_string)).collect())
+    }
+}
+
+/// Capture and session names are shared (`Arc<str>`): millions of rows, a handful of names.
+impl ColumnType for Arc<str> {
+    type Out<'a> = &'a str;
+    fn dtype() -> DataType {
+        DataType::String
+    }
+    fn type_name() -> String {
+        "string".into()
+    }
+    fn value(&self) -> &str {
+        self
+    }
+    fn column(name: &str, values: Vec<&str>) -> Column {
+        Column::new(name.into(), values)
+    }
+    fn from_column(c: &Column) -> Result<Vec<Arc<str>>, CellError> {
+        // Rows read back share one Arc per distinct name, as the model's rows do.
+        let mut interned: PlHashMap<&str, Arc<str>> = PlHashMap::default();
+        c.str()?
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let v = v.ok_or(CellError::Null(i))?;
+                Ok(Arc::clone(interned.entry(v).or_insert_with(|| v.into())))
+            })
+            .collect()
+    }
+}
+
+/// A categorical column: an enum in Rust, its `as_str` text in the table.
+pub trait Categorical: Copy + 'static {
+    /// Every value, in the order the README lists them.
+    const VALUES: &'static [Self];
+    fn as_str(self) -> &'static str;
+    fn from_name(s: &str) -> Option<Self> {
+        Self::VALUES.iter().copied().find(|v| v.as_str() == s)
+    }
+}
+
+macro_rules! categorical_column {
+    ($($t:ty),+ $(,)?) => {$(
+        impl $crate::model::schema::ColumnType for $t {
+            type Out<'a> = &'static str;
+            fn dtype() -> polars::prelude::DataType {
+                polars::prelude::DataType::String
+            }
+            fn type_name() -> String {
+                <$t as $crate::model::schema::Categorical>::VALUES.iter().map(|v| $crate::model::schema::Categorical::as_str(*v)).collect::<Vec<_>>().join("|")
+            }
+            fn value(&self) -> &'static str {
+                $crate::model::schema::Categorical::as_str(*self)
+            }
+            fn column(name: &str, values: Vec<&'static str>) -> polars::prelude::Column {
+                polars::prelude::Column::new(name.into(), values)
+            }
+            fn from_column(c: &polars::prelude::Column) -> Result<Vec<$t>, $crate::model::schema::CellError> {
+                c.str()?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        let v = v.ok_or($crate::model::schema::CellError::Null(i))?;
+                        <$t as $crate::model::schema::Categorical>::from_name(v).ok_or_else(|| $crate::model::schema::CellError::Unknown(v.to_string()))
+                    })
+                    .collect()
+            }
+        }
+    )+};
+}
+pub(crate) use categorical_column;
+
+/// Declares a categorical enum with its table text per variant (and a `#[default]`).
+macro_rules! categorical {
+    ($(#[doc = $doc:literal])* $vis:vis enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[doc = $doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        $vis enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+        impl $name {
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+        impl $crate::model::schema::Categorical for $name {
+            const VALUES: &'static [Self] = &[$($name::$variant),+];
+            fn as_str(self) -> &'static str {
+                $name::as_str(self)
+            }
+        }
+        $crate::model::schema::categorical_column!($name);
+    };
+}
+pub(crate) use categorical;
+
+impl Categorical for Kind {
+    const VALUES: &'static [Self] = &[
+        Kind::Request,
+        Kind::Notification,
+        Kind::Response,
+        Kind::Error,
+        Kind::Batch,
+        Kind::NonJson,
+        Kind::InvalidJson,
+        Kind::NotJsonRpc,
+        Kind::Incomplete,
+    ];
+    fn as_str(self) -> &'static str {
+        Kind::as_str(self)
+    }
+}
+
+impl Categorical for Direction {
+    const VALUES: &'static [Self] = &[Direction::ClientToServer, Direction::ServerToClient];
+    fn as_str(self) -> &'static str {
+        Direction::as_str(self)
+    }
+}
+
+impl Categorical for Transport {
+    const VALUES: &'static [Self] = &[Transport::Stdio, Transport::Http, Transport::Sse, Transport::Hostlog, Transport::Jsonl];
+    fn as_str(self) -> &'static str {
+        Transport::as_str(self)
+    }
+}
+
+categorical_column!(Kind, Direction, Transport);
+
+/// Declares one table: `pub struct Row: "name" { /// doc \n field: Type, ... }`. Exactly one
+/// doc line per column; column order is field order.
+macro_rules! table {
+    (
+        $(#[doc = $sdoc:literal])*
+        $(#[derive($($derive:ident),*)])?
+        $vis:vis struct $row:ident : $table:literal {
+            $(#[doc = $doc:literal] $field:ident : $ty:ty),+ $(,)?
+        }
+    ) => {
+        $(#[doc = $sdoc])*
+        #[derive(Debug, Clone, PartialEq $($(, $derive)*)?)]
+        $vis struct $row {
+            $(#[doc = $doc] pub $field: $ty),+
+        }
+
+        impl $crate::model::schema::Table for $row {
+            const NAME: &'static str = $table;
+
+            fn columns() -> Vec<$crate::model::schema::ColumnDoc> {
+                vec![$($crate::model::schema::ColumnDoc {
+                    name: stringify!($field),
+                    ty: <$ty as $crate::model::schema::ColumnType>::type_name(),
+                    doc: $doc.trim(),
+                }),+]
+            }
+
+            fn schema() -> polars::prelude::Schema {
+                polars::prelude::Schema::from_iter([$(
+                    polars::prelude::Field::new(stringify!($field).into(), <$ty as $crate::model::schema::ColumnType>::dtype())
+                ),+])
+            }
+
+            fn to_df(rows: &[&Self]) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
+                use $crate::model::schema::ColumnType as _;
+                polars::prelude::DataFrame::new_infer_height(vec![$(
+                    <$ty as $crate::model::schema::ColumnType>::column(stringify!($field), rows.iter().map(|r| r.$field.value()).collect())
+                ),+])
+            }
+
+            fn rows_from_df(df: &polars::prelude::DataFrame) -> Result<Vec<Self>, $crate::model::schema::SchemaError> {
+                let polars_err = |source| $crate::model::schema::SchemaError::Polars { table: $table, source };
+                $(
+                    let column = df.column(stringify!($field)).map_err(polars_err)?;
+                    let mut $field = <$ty as $crate::model::schema::ColumnType>::from_column(column)
+                        .map_err(|e| e.in_column($table, stringify!($field)))?
+                        .into_iter();
+                )+
+                let mut rows = Vec::with_capacity(df.height());
+                for _ in 0..df.height() {
+                    rows.push($row { $($field: $field.next().expect("every column has the frame's height")),+ });
+                }
+                Ok(rows)
+            }
+        }
+    };
+}
+pub(crate) use table;
+
+/// The README reference of one table: a Markdown table with one line per column.
+pub fn reference<T: Table>() -> String {
+    let mut s = String::from("| column | type | meaning |\n|---|---|---|\n");
+    for c in T::columns() {
+        s.push_str(&format!("| `{}` | `{}` | {} |\n", c.name, c.ty.replace('|', "\\|"), c.doc.replace('|', "\\|")));
+    }
+    s
+}

@@ -1,0 +1,191 @@
+//! Session tracking: which session a frame belongs to, each session's running totals and
+//! client/server facts, and how it ended. Pairing calls and reading messages are elsewhere.
+
+use std::sync::Arc;
+
+use polars::prelude::PlHashMap;
+
+use super::message::{Kind, Message};
+use super::rows::{CallRow, Ending, EventRow, SessionRow};
+use crate::ingest::frame::{Direction, Frame, Transport};
+
+/// Per-session accumulator.
+#[derive(Debug, Default)]
+pub(crate) struct SessionState {
+    pub row: SessionRow,
+    pub tools_list_pages: u64,
+    pub abrupt_reason: Option<String>,
+    pub last_frame_incomplete: Option<String>,
+    pub unanswered: Vec<String>,
+    pub timeout_cancels: u64,
+}
+
+/// The sessions of one capture, in order of first frame.
+pub(crate) struct Sessions {
+    capture: String,
+    default_session: String,
+    /// Interned session names (rows share them).
+    names: PlHashMap<String, Arc<str>>,
+    states: PlHashMap<String, SessionState>,
+    order: Vec<String>,
+}
+
+impl Sessions {
+    pub fn new(capture: &str, default_session: &str) -> Self {
+        Sessions { capture: capture.to_string(), default_session: default_session.to_string(), names: PlHashMap::default(), states: PlHashMap::default(), order: Vec::new() }
+    }
+
+    /// The session a frame belongs to: the transport's key, else its HTTP connection, else
+    /// the capture's default session.
+    pub fn key(&mut self, f: &Frame) -> Arc<str> {
+        let conn;
+        let key: &str = match (&f.session, &f.http) {
+            (Some(s), _) => s,
+            (None, Some(h)) if matches!(f.transport, Transport::Http | Transport::Sse) => {
+                conn = format!("conn:{}", h.connection);
+                &conn
+            }
+            (None, _) => &self.default_session,
+        };
+        if let Some(name) = self.names.get(key) {
+            return Arc::clone(name);
+        }
+        let name: Arc<str> = key.into();
+        self.names.insert(key.to_string(), Arc::clone(&name));
+        name
+    }
+
+    /// The session's state, created (with `transport`) on its first frame.
+    pub fn state(&mut self, key: &str, transport: Transport) -> &mut SessionState {
+        if !self.states.contains_key(key) {
+            self.order.push(key.to_string());
+            let row = SessionRow { capture: self.capture.clone(), session: key.to_string(), transport, ending: Ending::Unknown, ..SessionRow::default() };
+            self.states.insert(key.to_string(), SessionState { row, ..SessionState::default() });
+        }
+        self.states.get_mut(key).expect("inserted above")
+    }
+
+    pub fn get(&self, key: &str) -> Option<&SessionState> {
+        self.states.get(key)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut SessionState> {
+        self.states.get_mut(key)
+    }
+
+    /// Counts one frame of kind `kind` into its session.
+    pub fn frame(&mut self, key: &str, direction: Direction, frame: &Frame, kind: Kind) {
+        let st = self.state(key, frame.transport);
+        let r = &mut st.row;
+        r.frames += 1;
+        if direction == Direction::ClientToServer {
+            r.bytes_c2s += frame.wire_bytes;
+        } else {
+            r.bytes_s2c += frame.wire_bytes;
+        }
+        r.max_frame_bytes = r.max_frame_bytes.max(frame.wire_bytes);
+        if let Some(ts) = frame.ts_us {
+            r.first_ts_us = Some(r.first_ts_us.map_or(ts, |f| f.min(ts)));
+            r.last_ts_us = Some(r.last_ts_us.map_or(ts, |l| l.max(ts)));
+        }
+        st.last_frame_incomplete = frame.incomplete.clone();
+        if direction == Direction::ServerToClient && matches!(kind, Kind::NonJson | Kind::InvalidJson | Kind::NotJsonRpc) {
+            st.row.non_json_s2c += 1;
+            st.row.non_json_s2c_bytes += frame.wire_bytes;
+        }
+    }
+
+    /// Takes a message's client, server and protocol facts and its last error.
+    pub fn message(&mut self, key: &str, transport: Transport, m: &Message) {
+        let st = self.state(key, transport);
+        if let Some(ci) = &m.client_info
+            && m.kind == Some(Kind::Request)
+        {
+            if st.row.client_name.is_none() || m.method.as_deref() == Some("initialize") {
+                st.row.client_name = ci.name.clone();
+                st.row.client_version = ci.version.clone();
+            }
+            if let Some(pv) = &m.protocol_version
+                && st.row.protocol_version.is_none()
+            {
+                st.row.protocol_version = Some(pv.clone());
+            }
+        }
+        if let Some(si) = &m.server_info {
+            st.row.server_name = si.name.clone();
+            st.row.server_version = si.version.clone();
+        }
+        if m.kind == Some(Kind::Error) {
+            st.row.last_error = m.error_message.clone();
+        }
+    }
+
+    /// Takes what host-log events say about their sessions (unexpected closes, errors).
+    pub fn events(&mut self, events: &[EventRow]) {
+        for e in events {
+            if let Some(s) = &e.session
+                && let Some(st) = self.states.get_mut(s)
+            {
+                if e.kind == "transport_closed_unexpectedly" {
+                    st.abrupt_reason = Some("host: transport closed unexpectedly".into());
+                }
+                if e.level == "error" {
+                    st.row.last_error = Some(e.text.chars().take(300).collect());
+                }
+            }
+        }
+    }
+
+    /// The session rows, each with how it ended and why.
+    pub fn finish(mut self) -> Vec<SessionRow> {
+        let mut rows = Vec::with_capacity(self.order.len());
+        for key in &self.order {
+            let Some(mut st) = self.states.remove(key) else { continue };
+            let mut causes: Vec<String> = Vec::new();
+            if let Some(why) = &st.last_frame_incomplete {
+                causes.push(format!("last frame incomplete: {why}"));
+            }
+            if let Some(why) = &st.abrupt_reason {
+                causes.push(why.clone());
+            }
+            if !st.unanswered.is_empty() {
+                causes.push(format!("{} request(s) never answered: {}", st.unanswered.len(), st.unanswered.join(", ")));
+            }
+            let abrupt = !causes.is_empty();
+            if abrupt && st.row.non_json_s2c > 0 {
+                causes.push(format!("server wrote {} non-JSON line(s) where the client reads messages", st.row.non_json_s2c));
+            }
+            if abrupt && st.timeout_cancels > 0 {
+                causes.push(format!("{} request(s) cancelled after a client timeout", st.timeout_cancels));
+            }
+            st.row.ending = if abrupt {
+                Ending::Abrupt
+            } else if st.row.frames == 0 {
+                Ending::Unknown
+            } else {
+                Ending::Clean
+            };
+            if abrupt {
+                st.row.end_cause = Some(causes.join("; "));
+                if st.row.last_error.is_none() {
+                    st.row.last_error = st.row.end_cause.clone();
+                }
+            }
+            rows.push(st.row);
+        }
+        rows
+    }
+}
+
+/// Calls take the client/server facts of their session where the request had none.
+pub(crate) fn fill_session_facts(call: &mut CallRow, s: &SessionRow) {
+    if call.client_name.is_none() {
+        call.client_name = s.client_name.clone();
+        call.client_version = s.client_version.clone();
+    }
+    call.server_name = s.server_name.clone();
+    call.server_version = s.server_version.clone();
+    if call.protocol_version.is_none() {
+        call.protocol_version = s.protocol_version.clone();
+    }
+}
