@@ -71,7 +71,7 @@ enum SinkItem {
     Frame(Frame),
     Event(Event),
     Skip(Skip),
-    Framing(&'static str, u64),
+    Framing(crate::ingest::frame::FramingCategory, u64),
     BeginFile(String),
 }
 
@@ -123,7 +123,7 @@ impl Sink for ChannelSink {
     fn skip(&mut self, skip: Skip) {
         self.push(SinkItem::Skip(skip), 0);
     }
-    fn framing(&mut self, category: &'static str, bytes: u64) {
+    fn framing(&mut self, category: crate::ingest::frame::FramingCategory, bytes: u64) {
         self.push(SinkItem::Framing(category, bytes), 0);
     }
     fn begin_file(&mut self, file: &str) {

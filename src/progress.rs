@@ -125,7 +125,7 @@ impl Sink for Counting<'_> {
         self.advance(skip.bytes);
         self.inner.skip(skip);
     }
-    fn framing(&mut self, category: &'static str, bytes: u64) {
+    fn framing(&mut self, category: crate::ingest::frame::FramingCategory, bytes: u64) {
         self.advance(bytes);
         self.inner.framing(category, bytes);
     }

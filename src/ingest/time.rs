@@ -53,6 +53,23 @@ pub fn parse_rfc3339_us(s: &str) -> Option<i64> {
     Some(secs * 1_000_000 + micros)
 }
 
+/// `YYYY-MM-DD` followed by `T` or a space and `HH:MM`.
+pub fn starts_with_timestamp(line: &[u8]) -> bool {
+    let d = |i: usize| line.get(i).is_some_and(u8::is_ascii_digit);
+    line.len() >= 16
+        && (0..4).all(d)
+        && line[4] == b'-'
+        && d(5)
+        && d(6)
+        && line[7] == b'-'
+        && d(8)
+        && d(9)
+        && (line[10] == b'T' || line[10] == b' ')
+        && d(11)
+        && d(12)
+        && line[13] == b':'
+}
+
 /// An epoch number in seconds, milliseconds or microseconds (chosen by magnitude) → µs.
 pub fn epoch_number_to_us(v: f64) -> Option<i64> {
     if !v.is_finite() || v < 0.0 {

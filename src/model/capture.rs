@@ -751,12 +751,12 @@ impl Sink for CaptureModel {
     }
 
     fn skip(&mut self, s: Skip) {
-        let d = Diagnostic { file: self.current_file.clone(), offset: s.offset, bytes: s.bytes, reason: s.reason, detail: s.detail };
+        let d = Diagnostic { file: self.current_file.clone(), offset: s.offset, bytes: s.bytes, reason: s.reason.as_str(), detail: s.detail };
         self.diagnostic(d);
     }
 
-    fn framing(&mut self, category: &'static str, bytes: u64) {
-        *self.out.framing.entry(category).or_default() += bytes;
+    fn framing(&mut self, category: crate::ingest::frame::FramingCategory, bytes: u64) {
+        *self.out.framing.entry(category.as_str()).or_default() += bytes;
     }
 
     fn begin_file(&mut self, file: &str) {

@@ -22,7 +22,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 
-use crate::ingest::linktype::TcpSegment;
+use crate::ingest::packet::linktype::TcpSegment;
 
 /// Capture-wide connection number, 0-based, in order of first packet.
 pub type ConnectionId = u64;
