@@ -34,6 +34,11 @@ impl Format {
         }
     }
 
+    /// Whether a file of this format can hold a capture (not for unrecognised or empty files).
+    pub fn is_capture_format(self) -> bool {
+        !matches!(self, Format::Unrecognized | Format::Empty)
+    }
+
     /// Parses a `--format` value.
     pub fn from_name(name: &str) -> Option<Format> {
         match name {

@@ -41,6 +41,13 @@ pub struct FileReport {
     pub error: Option<String>,
 }
 
+/// The one "not a capture" test: no file of the input was of a capture format (all
+/// unrecognised or empty) and nothing came out of it (`frames_or_events` is what model saw).
+/// Such an input is listed as skipped, not counted as a capture.
+pub fn is_not_a_capture(files: &[FileReport], frames_or_events: bool) -> bool {
+    !frames_or_events && files.iter().all(|f| !f.format.is_capture_format())
+}
+
 /// Counts bytes passing through a reader.
 struct Counting<R> {
     inner: R,
