@@ -3,8 +3,9 @@
 //! Sub-folders by source family: [`lines`] (newline-framed text: stdio, host logs, JSONL),
 //! [`packet`] (pcap/pcapng, link types, TCP) and [`http`] (HTTP/1.x and SSE on TCP streams).
 //! At the top: what ingest hands on ([`frame`]), finding and opening inputs ([`discover`],
-//! [`input`]), recognising formats ([`detect`]), dispatch ([`run`]) and timestamps ([`time`]).
+//! [`input`]), the names of a TCP connection's streams ([`connection`]), recognising formats ([`detect`]), dispatch ([`run`]) and timestamps ([`time`]).
 
+pub mod connection;
 pub mod detect;
 pub mod discover;
 pub mod frame;

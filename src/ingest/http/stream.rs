@@ -15,13 +15,13 @@
 
 use std::collections::VecDeque;
 
+use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
 use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, HttpContext, Sink, Skip, SkipReason, Transport};
 use crate::ingest::http::body::{BodyContent, BodyOutput, ContentSink, content_kind};
 use crate::ingest::http::chunked::ChunkedDecoder;
 use crate::ingest::http::encoding::ContentDecoder;
 use crate::ingest::http::framing::HttpFramingBytes;
 use crate::ingest::http::head::{HeadParse, ParsedHead, Role, find_message_start, parse_head, query_session};
-use crate::ingest::packet::tcp::{ConnectionId, Side, StreamEnd};
 
 /// A head longer than this is not HTTP we want to parse (and bounds the head buffer).
 const MAX_HEAD_BYTES: usize = 64 * 1024;
