@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use mcpsift::ingest::frame::{CollectSink, Sink};
-use mcpsift::ingest::pcap::{PcapOptions, read_capture};
+use mcpsift::ingest::packet::pcap::{PcapOptions, read_capture};
 
 #[derive(Default)]
 struct CountingSink {
@@ -16,7 +16,7 @@ impl Sink for CountingSink {
     }
     fn event(&mut self, _: mcpsift::ingest::frame::Event) {}
     fn skip(&mut self, _: mcpsift::ingest::frame::Skip) {}
-    fn framing(&mut self, _: &'static str, _: u64) {}
+    fn framing(&mut self, _: mcpsift::ingest::frame::FramingCategory, _: u64) {}
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

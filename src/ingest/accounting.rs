@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::frame::Skip;
+use super::frame::{FramingCategory, Skip};
 
 /// One problem with the input, for `--stats` and stderr.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +38,8 @@ impl Accounting {
     }
 
     /// Counts framing overhead.
-    pub fn framing(&mut self, category: &'static str, bytes: u64) {
+    pub fn framing(&mut self, category: FramingCategory, bytes: u64) {
+        let category = category.as_str();
         *self.framing.entry(category).or_default() += bytes;
     }
 
@@ -50,6 +51,6 @@ impl Accounting {
 
     /// Counts a source's skip in `file`.
     pub fn skip(&mut self, file: &str, s: Skip) {
-        self.diagnostic(Diagnostic { file: file.to_string(), offset: s.offset, bytes: s.bytes, reason: s.reason, detail: s.detail });
+        self.diagnostic(Diagnostic { file: file.to_string(), offset: s.offset, bytes: s.bytes, reason: s.reason.as_str(), detail: s.detail });
     }
 }

@@ -3,6 +3,8 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::time::starts_with_timestamp;
+
 /// What an input file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -32,6 +34,11 @@ impl Format {
         }
     }
 
+    /// Whether a file of this format can hold a capture (not for unrecognised or empty files).
+    pub fn is_capture_format(self) -> bool {
+        !matches!(self, Format::Unrecognized | Format::Empty)
+    }
+
     /// Parses a `--format` value.
     pub fn from_name(name: &str) -> Option<Format> {
         match name {
@@ -46,7 +53,7 @@ impl Format {
 
 /// True for pcap (either byte order, µs or ns) and pcapng magic.
 pub fn is_pcap_magic(head: &[u8]) -> bool {
-    super::pcap::looks_like_pcap(head)
+    super::packet::pcap::looks_like_pcap(head)
 }
 
 /// Fields that make a JSON object a transcript record.
@@ -154,7 +161,7 @@ fn vote_line(line: &[u8], votes: &mut Votes) {
     }
     if starts_with_timestamp(line) {
         votes.timestamped += 1;
-        if super::hostlog::is_message_line(line) {
+        if super::lines::hostlog::is_message_line(line) {
             votes.hostlog += 1;
         }
     }
@@ -170,23 +177,6 @@ fn starts_like_jsonrpc(head: &[u8]) -> bool {
 fn looks_binary(head: &[u8]) -> bool {
     let sample = &head[..head.len().min(4096)];
     sample.iter().filter(|&&b| b == 0).count() > sample.len() / 100 + 1
-}
-
-/// `YYYY-MM-DD` followed by `T` or a space and `HH:MM`.
-pub fn starts_with_timestamp(line: &[u8]) -> bool {
-    let d = |i: usize| line.get(i).is_some_and(u8::is_ascii_digit);
-    line.len() >= 16
-        && (0..4).all(d)
-        && line[4] == b'-'
-        && d(5)
-        && d(6)
-        && line[7] == b'-'
-        && d(8)
-        && d(9)
-        && (line[10] == b'T' || line[10] == b' ')
-        && d(11)
-        && d(12)
-        && line[13] == b':'
 }
 
 fn trim_ascii_start(b: &[u8]) -> &[u8] {

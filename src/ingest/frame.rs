@@ -133,10 +133,198 @@ pub struct Event {
 pub struct Skip {
     pub offset: u64,
     pub bytes: u64,
-    /// Stable short reason, e.g. `blank_line`, `unrecognized_format`, `truncated_gzip`.
-    pub reason: &'static str,
+    /// Why; a string only in output ([`SkipReason::as_str`]).
+    pub reason: SkipReason,
     /// Human detail for the diagnostic line.
     pub detail: String,
+}
+
+/// Why bytes became neither a frame nor framing (the `reason` of a [`Skip`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SkipReason {
+    /// `read_error`: The input ended early on a read error (e.g. a truncated gzip member).
+    ReadError,
+    /// `unreadable_file`: The file could not be opened.
+    UnreadableFile,
+    /// `unrecognized_format`: Not a pcap, stdio log, host log or JSONL transcript.
+    UnrecognizedFormat,
+    /// `unreadable_capture`: A packet capture whose file header cannot be read.
+    UnreadableCapture,
+    /// `line_over_cap`: The part of a host log line beyond `--max-frame-bytes`.
+    LineOverCap,
+    /// `transcript_line_over_cap`: A transcript line beyond `--max-frame-bytes` (it cannot be parsed).
+    TranscriptLineOverCap,
+    /// `invalid_transcript_line`: A transcript line that is not a record.
+    InvalidTranscriptLine,
+    /// `incomplete_transcript_line`: A last transcript line cut before its newline that is not a record.
+    IncompleteTranscriptLine,
+    /// `transcript_line_without_message`: A record with no `message`, `raw`, `line` or `raw_b64`.
+    TranscriptLineWithoutMessage,
+    /// `truncated_capture`: The cut last record of a packet capture.
+    TruncatedCapture,
+    /// `non_tcp_packet`: A captured packet that is not TCP.
+    NonTcpPacket,
+    /// `ip_fragment`: An IP fragment (not reassembled).
+    IpFragment,
+    /// `undecodable_packet`: A packet whose headers do not decode.
+    UndecodablePacket,
+    /// `unsupported_linktype`: A packet of a link type ingest does not decode.
+    UnsupportedLinktype,
+    /// `unknown_interface`: A pcapng packet naming an interface never described.
+    UnknownInterface,
+    /// `port_filtered`: A packet outside the `--port` filter.
+    PortFiltered,
+    /// `tcp_after_close`: TCP payload after RST or beyond FIN.
+    TcpAfterClose,
+    /// `tcp_out_of_window`: TCP payload far outside the stream's window.
+    TcpOutOfWindow,
+    /// `non_http_stream`: A TCP stream that never parsed as HTTP/1.x.
+    NonHttpStream,
+    /// `tls_stream`: A TLS-encrypted connection.
+    TlsStream,
+    /// `http2_stream`: An HTTP/2 connection (prior knowledge).
+    Http2Stream,
+    /// `http_midstream`: Bytes before the first message boundary of a capture started mid-connection.
+    HttpMidstream,
+    /// `http_resync`: Bytes skipped to find the next HTTP message after lost framing.
+    HttpResync,
+    /// `http_upgraded`: Bytes after `101 Switching Protocols` / `CONNECT`.
+    HttpUpgraded,
+    /// `http_incomplete_head`: A message head cut by the end of the stream.
+    HttpIncompleteHead,
+    /// `sse_resync`: Event-stream bytes skipped after a TCP gap up to the next event boundary.
+    SseResync,
+}
+
+impl SkipReason {
+    /// The stable name used in diagnostics, tables and output (a public API).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::ReadError => "read_error",
+            SkipReason::UnreadableFile => "unreadable_file",
+            SkipReason::UnrecognizedFormat => "unrecognized_format",
+            SkipReason::UnreadableCapture => "unreadable_capture",
+            SkipReason::LineOverCap => "line_over_cap",
+            SkipReason::TranscriptLineOverCap => "transcript_line_over_cap",
+            SkipReason::InvalidTranscriptLine => "invalid_transcript_line",
+            SkipReason::IncompleteTranscriptLine => "incomplete_transcript_line",
+            SkipReason::TranscriptLineWithoutMessage => "transcript_line_without_message",
+            SkipReason::TruncatedCapture => "truncated_capture",
+            SkipReason::NonTcpPacket => "non_tcp_packet",
+            SkipReason::IpFragment => "ip_fragment",
+            SkipReason::UndecodablePacket => "undecodable_packet",
+            SkipReason::UnsupportedLinktype => "unsupported_linktype",
+            SkipReason::UnknownInterface => "unknown_interface",
+            SkipReason::PortFiltered => "port_filtered",
+            SkipReason::TcpAfterClose => "tcp_after_close",
+            SkipReason::TcpOutOfWindow => "tcp_out_of_window",
+            SkipReason::NonHttpStream => "non_http_stream",
+            SkipReason::TlsStream => "tls_stream",
+            SkipReason::Http2Stream => "http2_stream",
+            SkipReason::HttpMidstream => "http_midstream",
+            SkipReason::HttpResync => "http_resync",
+            SkipReason::HttpUpgraded => "http_upgraded",
+            SkipReason::HttpIncompleteHead => "http_incomplete_head",
+            SkipReason::SseResync => "sse_resync",
+        }
+    }
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for SkipReason {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for SkipReason {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// What kind of transport framing bytes are (the category of [`Sink::framing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FramingCategory {
+    /// `line_terminators`: `\n`, and the `\r` of a host log's CRLF.
+    LineTerminators,
+    /// `blank_lines`: Lines with nothing but an optional `\r`.
+    BlankLines,
+    /// `hostlog_line_prefix`: Timestamp, `[server] [level]` and `Message from ...:` before a host log message.
+    HostlogLinePrefix,
+    /// `hostlog_metadata`: What follows a host log message's JSON (` { metadata: ... }`).
+    HostlogMetadata,
+    /// `hostlog_event_lines`: Host log lines that are events, not messages.
+    HostlogEventLines,
+    /// `transcript_envelope`: A transcript record around its message.
+    TranscriptEnvelope,
+    /// `pcap_headers`: pcap file and record headers, pcapng blocks except packet data.
+    PcapHeaders,
+    /// `link_ip_tcp_headers`: Captured packet bytes before the TCP payload (and link trailers).
+    LinkIpTcpHeaders,
+    /// `tcp_retransmitted`: TCP payload already delivered (first copy wins).
+    TcpRetransmitted,
+    /// `http_heads`: Request and response heads, interim (1xx) heads included.
+    HttpHeads,
+    /// `http_chunking`: Chunk-size lines, chunk CRLFs, trailers.
+    HttpChunking,
+    /// `sse_framing`: SSE field names, colons, line breaks, comments, `event:`/`id:`/`retry:` values, BOM.
+    SseFraming,
+    /// `sse_other_events`: Data of SSE events that are not frames.
+    SseOtherEvents,
+    /// `http_body_other`: Bodies that are not JSON or SSE; decoded bytes.
+    HttpBodyOther,
+    /// `http_gzip_encoded_bytes`: Compressed body bytes as on the wire.
+    HttpGzipEncodedBytes,
+    /// `http_gzip_decoded_bytes`: What compressed bodies decoded to.
+    HttpGzipDecodedBytes,
+}
+
+impl FramingCategory {
+    /// The stable name used in diagnostics, tables and output (a public API).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FramingCategory::LineTerminators => "line_terminators",
+            FramingCategory::BlankLines => "blank_lines",
+            FramingCategory::HostlogLinePrefix => "hostlog_line_prefix",
+            FramingCategory::HostlogMetadata => "hostlog_metadata",
+            FramingCategory::HostlogEventLines => "hostlog_event_lines",
+            FramingCategory::TranscriptEnvelope => "transcript_envelope",
+            FramingCategory::PcapHeaders => "pcap_headers",
+            FramingCategory::LinkIpTcpHeaders => "link_ip_tcp_headers",
+            FramingCategory::TcpRetransmitted => "tcp_retransmitted",
+            FramingCategory::HttpHeads => "http_heads",
+            FramingCategory::HttpChunking => "http_chunking",
+            FramingCategory::SseFraming => "sse_framing",
+            FramingCategory::SseOtherEvents => "sse_other_events",
+            FramingCategory::HttpBodyOther => "http_body_other",
+            FramingCategory::HttpGzipEncodedBytes => "http_gzip_encoded_bytes",
+            FramingCategory::HttpGzipDecodedBytes => "http_gzip_decoded_bytes",
+        }
+    }
+}
+
+impl std::fmt::Display for FramingCategory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for FramingCategory {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for FramingCategory {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
 }
 
 /// Receiver of everything a source yields. Implemented by model (and by tests).
@@ -145,8 +333,8 @@ pub trait Sink {
     fn event(&mut self, event: Event);
     fn skip(&mut self, skip: Skip);
     /// Bytes of transport framing (line terminators, HTTP heads, chunk sizes, SSE field
-    /// names, pcap/IP/TCP headers) under a stable category name.
-    fn framing(&mut self, category: &'static str, bytes: u64);
+    /// names, pcap/IP/TCP headers) under a category.
+    fn framing(&mut self, category: FramingCategory, bytes: u64);
     /// The source starts reading another file of the same capture (diagnostics name it).
     fn begin_file(&mut self, _file: &str) {}
 }
@@ -157,6 +345,7 @@ pub struct CollectSink {
     pub frames: Vec<Frame>,
     pub events: Vec<Event>,
     pub skips: Vec<Skip>,
+    /// Framing bytes by category name.
     pub framing: std::collections::BTreeMap<&'static str, u64>,
 }
 
@@ -170,7 +359,7 @@ impl Sink for CollectSink {
     fn skip(&mut self, skip: Skip) {
         self.skips.push(skip);
     }
-    fn framing(&mut self, category: &'static str, bytes: u64) {
-        *self.framing.entry(category).or_default() += bytes;
+    fn framing(&mut self, category: FramingCategory, bytes: u64) {
+        *self.framing.entry(category.as_str()).or_default() += bytes;
     }
 }

@@ -1,24 +1,18 @@
 //! Ingest: files, pipes and packets → [`frame::Frame`]s. Knows bytes, not MCP.
+//!
+//! Sub-folders by source family: [`lines`] (newline-framed text: stdio, host logs, JSONL),
+//! [`packet`] (pcap/pcapng, link types, TCP) and [`http`] (HTTP/1.x and SSE on TCP streams).
+//! At the top: what ingest hands on ([`frame`]), finding and opening inputs ([`discover`],
+//! [`input`]), the names of a TCP connection's streams ([`connection`]), recognising formats ([`detect`]), dispatch ([`run`]) and timestamps ([`time`]).
 
 pub mod accounting;
-pub mod chunked;
+pub mod connection;
 pub mod detect;
 pub mod discover;
-pub mod encoding;
 pub mod frame;
-pub mod hostlog;
 pub mod http;
-pub mod http_body;
-pub mod http_head;
 pub mod input;
-pub mod jsonl;
-pub mod linktype;
-pub mod pcap;
+pub mod lines;
+pub mod packet;
 pub mod run;
-pub mod split;
-pub mod sse;
-pub mod stdio;
-pub mod tcp;
-#[cfg(test)]
-pub mod testpcap;
 pub mod time;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::detect::{Format, detect};
 use super::discover::CaptureInput;
-use super::frame::{Direction, Sink, Skip};
+use super::frame::{Direction, Sink, Skip, SkipReason};
 use super::input::open;
 
 /// Options that shape ingest.
@@ -39,6 +39,13 @@ pub struct FileReport {
     pub bytes_read: u64,
     /// The file could not be opened or read at all.
     pub error: Option<String>,
+}
+
+/// The one "not a capture" test: no file of the input was of a capture format (all
+/// unrecognised or empty) and nothing came out of it (`frames_or_events` is what model saw).
+/// Such an input is listed as skipped, not counted as a capture.
+pub fn is_not_a_capture(files: &[FileReport], frames_or_events: bool) -> bool {
+    !frames_or_events && files.iter().all(|f| !f.format.is_capture_format())
 }
 
 /// Counts bytes passing through a reader.
@@ -92,7 +99,7 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
     let opened = match open(path) {
         Ok(o) => o,
         Err(e) => {
-            sink.skip(Skip { offset: 0, bytes: 0, reason: "unreadable_file", detail: e.to_string() });
+            sink.skip(Skip { offset: 0, bytes: 0, reason: SkipReason::UnreadableFile, detail: e.to_string() });
             report.error = Some(e.to_string());
             return report;
         }
@@ -114,10 +121,10 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
                 Some((d, s)) => (Some(d), s.to_string()),
                 None => (None, file_stem(path)),
             };
-            super::stdio::read_stdio(reader, direction, &session, opts.max_frame_bytes, sink);
+            super::lines::stdio::read_stdio(reader, direction, &session, opts.max_frame_bytes, sink);
         }
-        Format::HostLog => super::hostlog::read_hostlog(reader, &file_stem(path), opts.max_frame_bytes, sink),
-        Format::Jsonl => super::jsonl::read_jsonl(reader, &name, opts.max_frame_bytes, sink),
+        Format::HostLog => super::lines::hostlog::read_hostlog(reader, &file_stem(path), opts.max_frame_bytes, sink),
+        Format::Jsonl => super::lines::jsonl::read_jsonl(reader, &name, opts.max_frame_bytes, sink),
         Format::Pcap => read_pcap(reader, opts, sink),
         Format::Empty => {}
         Format::Unrecognized => {
@@ -125,7 +132,7 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
             sink.skip(Skip {
                 offset: 0,
                 bytes,
-                reason: "unrecognized_format",
+                reason: SkipReason::UnrecognizedFormat,
                 detail: "not a pcap, stdio log, host log or JSONL transcript".into(),
             });
         }
@@ -138,9 +145,9 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
 }
 
 fn read_pcap(reader: impl Read + Send, opts: &IngestOptions, sink: &mut dyn Sink) {
-    let pcap_opts = super::pcap::PcapOptions { ports: opts.ports.clone(), max_frame_bytes: opts.max_frame_bytes as u64 };
-    if let Err(e) = super::pcap::read_capture(reader, &pcap_opts, sink) {
-        sink.skip(Skip { offset: 0, bytes: 0, reason: "unreadable_capture", detail: e.to_string() });
+    let pcap_opts = super::packet::pcap::PcapOptions { ports: opts.ports.clone(), max_frame_bytes: opts.max_frame_bytes as u64 };
+    if let Err(e) = super::packet::pcap::read_capture(reader, &pcap_opts, sink) {
+        sink.skip(Skip { offset: 0, bytes: 0, reason: SkipReason::UnreadableCapture, detail: e.to_string() });
     }
 }
 

@@ -401,7 +401,7 @@ impl Sink for CaptureModel {
         self.out.accounting.skip(&self.current_file, s);
     }
 
-    fn framing(&mut self, category: &'static str, bytes: u64) {
+    fn framing(&mut self, category: crate::ingest::frame::FramingCategory, bytes: u64) {
         self.out.accounting.framing(category, bytes);
     }
 

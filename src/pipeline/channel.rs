@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{SyncSender, sync_channel};
 
 use crate::ingest::discover::CaptureInput;
-use crate::ingest::frame::{Event, Frame, Sink, Skip};
+use crate::ingest::frame::{Event, Frame, FramingCategory, Sink, Skip};
 use crate::ingest::run::FileReport;
 use crate::model::capture::{CaptureModel, CaptureRows, ModelOptions};
 
@@ -45,7 +45,7 @@ enum SinkItem {
     Frame(Frame),
     Event(Event),
     Skip(Skip),
-    Framing(&'static str, u64),
+    Framing(FramingCategory, u64),
     BeginFile(String),
 }
 
@@ -97,7 +97,7 @@ impl Sink for ChannelSink {
     fn skip(&mut self, skip: Skip) {
         self.push(SinkItem::Skip(skip), 0);
     }
-    fn framing(&mut self, category: &'static str, bytes: u64) {
+    fn framing(&mut self, category: FramingCategory, bytes: u64) {
         self.push(SinkItem::Framing(category, bytes), 0);
     }
     fn begin_file(&mut self, file: &str) {

@@ -6,7 +6,7 @@ use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::Path;
 
 use crate::ingest::discover::CaptureInput;
-use crate::ingest::frame::{Event, Frame, Sink, Skip};
+use crate::ingest::frame::{Event, Frame, FramingCategory, Sink, Skip};
 
 /// What a run tells its watcher. Every method has an empty default; calls come from the
 /// reading threads of several captures at once.
@@ -103,7 +103,7 @@ impl Sink for Counting<'_> {
         self.advance(skip.bytes);
         self.inner.skip(skip);
     }
-    fn framing(&mut self, category: &'static str, bytes: u64) {
+    fn framing(&mut self, category: FramingCategory, bytes: u64) {
         self.advance(bytes);
         self.inner.framing(category, bytes);
     }

@@ -2,8 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::ingest::detect::Format;
-use crate::ingest::run::FileReport;
+use crate::ingest::run::{FileReport, is_not_a_capture};
 use crate::model::capture::CaptureRows;
 
 /// Groups digits: 52345678 → `52,345,678`.
@@ -30,7 +29,7 @@ pub fn unaccounted(files: &[FileReport], rows: &CaptureRows) -> i128 {
 /// Renders the accounting of one capture.
 pub fn render_capture(name: &str, files: &[FileReport], rows: &CaptureRows) -> String {
     let mut s = String::new();
-    if rows.frames_by_kind.is_empty() && rows.events.is_empty() && files.iter().all(|f| matches!(f.format, Format::Unrecognized | Format::Empty)) {
+    if is_not_a_capture(files, !rows.frames_by_kind.is_empty() || !rows.events.is_empty()) {
         let bytes: u64 = files.iter().map(|f| f.bytes_read).sum();
         let what = files.first().map_or("empty", |f| f.format.as_str());
         let _ = writeln!(s, "{name}: skipped ({what}, {} bytes)", thousands(bytes));

@@ -14,9 +14,10 @@ use std::io::Read;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::frame::{Direction, Frame, HttpContext, Sink, Skip, Transport};
-use super::split::LineSplitter;
-use super::time::{epoch_number_to_us, parse_rfc3339_us};
+use crate::ingest::frame::{Direction, Frame, FramingCategory, HttpContext, Sink, Skip, SkipReason, Transport};
+use super::line_loop::{LineReader, account_plain_line, read_lines};
+use super::split::Line;
+use crate::ingest::time::{epoch_number_to_us, parse_rfc3339_us};
 
 #[derive(Deserialize)]
 struct Record<'a> {
@@ -80,21 +81,26 @@ fn session_text(raw: &RawValue) -> Option<String> {
 
 /// Reads a transcript; `default_session` (the file name) is used when records carry none.
 pub fn read_jsonl(reader: impl Read, default_session: &str, max_frame_bytes: usize, sink: &mut dyn Sink) {
-    let mut lines = LineSplitter::new(reader, max_frame_bytes);
-    while let Some(line) = lines.next_line() {
-        if line.terminated {
-            sink.framing("line_terminators", 1);
-        }
-        if line.is_blank() {
-            sink.framing("blank_lines", line.wire_bytes);
-            continue;
+    read_lines(reader, max_frame_bytes, &mut JsonlLines { default_session }, sink);
+}
+
+/// Every non-blank line is one record.
+struct JsonlLines<'a> {
+    default_session: &'a str,
+}
+
+impl LineReader for JsonlLines<'_> {
+    fn line(&mut self, line: &Line<'_>, sink: &mut dyn Sink) {
+        let default_session = self.default_session;
+        if account_plain_line(line, sink) {
+            return;
         }
         let record = match serde_json::from_slice::<Record>(line.bytes) {
             Ok(r) => r,
             Err(e) => {
-                let reason = if line.capped { "transcript_line_over_cap" } else if line.terminated { "invalid_transcript_line" } else { "incomplete_transcript_line" };
+                let reason = if line.capped { SkipReason::TranscriptLineOverCap } else if line.terminated { SkipReason::InvalidTranscriptLine } else { SkipReason::IncompleteTranscriptLine };
                 sink.skip(Skip { offset: line.offset, bytes: line.wire_bytes, reason, detail: format!("not a transcript record: {e}") });
-                continue;
+                return;
             }
         };
         let direction = record.direction.as_deref().or(record.dir.as_deref()).and_then(parse_direction);
@@ -111,13 +117,13 @@ pub fn read_jsonl(reader: impl Read, default_session: &str, max_frame_bytes: usi
             sink.skip(Skip {
                 offset: line.offset,
                 bytes: line.wire_bytes,
-                reason: "transcript_line_without_message",
+                reason: SkipReason::TranscriptLineWithoutMessage,
                 detail: "record has no message, raw, line or raw_b64".into(),
             });
-            continue;
+            return;
         };
         let envelope = line.wire_bytes - payload.len() as u64;
-        sink.framing("transcript_envelope", envelope.min(line.wire_bytes));
+        sink.framing(FramingCategory::TranscriptEnvelope, envelope.min(line.wire_bytes));
         let mut frame = Frame::new(Transport::Jsonl, direction, line.offset, payload);
         frame.ts_us = record.ts_us.or_else(|| record.ts.and_then(parse_ts));
         frame.session = Some(record.session.and_then(session_text).unwrap_or_else(|| default_session.to_string()));
@@ -138,9 +144,6 @@ pub fn read_jsonl(reader: impl Read, default_session: &str, max_frame_bytes: usi
             });
         }
         sink.frame(frame);
-    }
-    if let Some(e) = lines.take_error() {
-        sink.skip(Skip { offset: lines.position(), bytes: 0, reason: "read_error", detail: format!("input ended early: {e}") });
     }
 }
 

@@ -2,24 +2,30 @@
 
 use std::io::Read;
 
-use super::frame::{Direction, Frame, Sink, Skip, Transport};
-use super::split::LineSplitter;
+use super::line_loop::{LineReader, account_plain_line, read_lines};
+use super::split::Line;
+use crate::ingest::frame::{Direction, Frame, Sink, Transport};
 
 /// Feeds every line of `reader` to `sink` as a stdio frame. `direction` is `None` for a lone
 /// file whose direction model infers per message. `session` names the pair.
 pub fn read_stdio(reader: impl Read, direction: Option<Direction>, session: &str, max_frame_bytes: usize, sink: &mut dyn Sink) {
-    let mut lines = LineSplitter::new(reader, max_frame_bytes);
-    while let Some(line) = lines.next_line() {
-        if line.terminated {
-            sink.framing("line_terminators", 1);
+    read_lines(reader, max_frame_bytes, &mut StdioLines { direction, session }, sink);
+}
+
+/// Every non-blank line is one frame.
+struct StdioLines<'a> {
+    direction: Option<Direction>,
+    session: &'a str,
+}
+
+impl LineReader for StdioLines<'_> {
+    fn line(&mut self, line: &Line<'_>, sink: &mut dyn Sink) {
+        if account_plain_line(line, sink) {
+            return;
         }
-        if line.is_blank() {
-            sink.framing("blank_lines", line.wire_bytes);
-            continue;
-        }
-        let mut frame = Frame::new(Transport::Stdio, direction, line.offset, line.bytes.to_vec());
+        let mut frame = Frame::new(Transport::Stdio, self.direction, line.offset, line.bytes.to_vec());
         frame.wire_bytes = line.wire_bytes;
-        frame.session = Some(session.to_string());
+        frame.session = Some(self.session.to_string());
         if line.capped {
             frame.incomplete = Some(format!(
                 "line of {} bytes exceeds --max-frame-bytes; first {} bytes kept",
@@ -33,9 +39,6 @@ pub fn read_stdio(reader: impl Read, direction: Option<Direction>, session: &str
             frame.note = Some("CRLF line ending".to_string());
         }
         sink.frame(frame);
-    }
-    if let Some(e) = lines.take_error() {
-        sink.skip(Skip { offset: lines.position(), bytes: 0, reason: "read_error", detail: format!("input ended early: {e}") });
     }
 }
 

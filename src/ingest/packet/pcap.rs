@@ -1,6 +1,6 @@
 //! Packet captures (pcap µs/ns in either byte order, pcapng) → frames: streams the file with
-//! pcap-parser, decodes each packet ([`linktype`](crate::ingest::linktype)), reassembles TCP
-//! ([`tcp`](crate::ingest::tcp)) and parses HTTP/SSE ([`http`](crate::ingest::http)).
+//! pcap-parser, decodes each packet ([`linktype`](crate::ingest::packet::linktype)), reassembles TCP
+//! ([`tcp`](crate::ingest::packet::tcp)) and parses HTTP/SSE ([`http`](crate::ingest::http::stream)).
 //! It does not un-gzip files (the caller does) and never interprets JSON-RPC.
 //!
 //! # Byte accounting
@@ -35,10 +35,10 @@ use std::sync::{Arc, Mutex};
 use pcap_parser::traits::PcapNGPacketBlock;
 use pcap_parser::{Block, Linktype, PcapBlockOwned};
 
-use crate::ingest::frame::{Sink, Skip};
-use crate::ingest::http::{HttpConnection, HttpEnv};
-use crate::ingest::linktype::{DecodedPacket, decode_packet};
-use crate::ingest::tcp::{ConnectionId, ReassemblyLimits, StreamEvent, TcpReassembler};
+use crate::ingest::frame::{FramingCategory, Sink, Skip, SkipReason};
+use crate::ingest::http::stream::{HttpConnection, HttpEnv};
+use crate::ingest::packet::linktype::{DecodedPacket, decode_packet};
+use crate::ingest::packet::tcp::{ConnectionId, ReassemblyLimits, StreamEvent, TcpReassembler};
 
 /// Initial read buffer of the capture reader; it grows for larger blocks.
 const READ_BUFFER_BYTES: usize = 1 << 20;
@@ -279,7 +279,7 @@ fn read_blocks(
                                 let ts_us = ng_timestamp_us(raw, iface);
                                 run.packet(offset, Some(ts_us), iface.linktype, data, epb.origlen);
                             }
-                            None => run.skip_packet("unknown_interface", offset, data.len() as u64),
+                            None => run.skip_packet(SkipReason::UnknownInterface, offset, data.len() as u64),
                         }
                         data.len() as u64
                     }
@@ -287,7 +287,7 @@ fn read_blocks(
                         let data = spb.packet_data();
                         match interfaces.first() {
                             Some(iface) => run.packet(offset, None, iface.linktype, data, spb.origlen),
-                            None => run.skip_packet("unknown_interface", offset, data.len() as u64),
+                            None => run.skip_packet(SkipReason::UnknownInterface, offset, data.len() as u64),
                         }
                         data.len() as u64
                     }
@@ -370,7 +370,7 @@ struct Run<'o, 's> {
     summary: PcapSummary,
     pcap_header_bytes: u64,
     link_ip_tcp_header_bytes: u64,
-    skipped: Vec<(&'static str, SkippedPackets)>,
+    skipped: Vec<(SkipReason, SkippedPackets)>,
     last_ts_us: Option<i64>,
 }
 
@@ -389,7 +389,7 @@ impl<'o, 's> Run<'o, 's> {
         }
     }
 
-    fn skip_packet(&mut self, reason: &'static str, offset: u64, bytes: u64) {
+    fn skip_packet(&mut self, reason: SkipReason, offset: u64, bytes: u64) {
         let entry = match self.skipped.iter_mut().find(|(r, _)| *r == reason) {
             Some((_, e)) => e,
             None => {
@@ -418,26 +418,26 @@ impl<'o, 's> Run<'o, 's> {
             DecodedPacket::Tcp(seg) => seg,
             DecodedPacket::NotTcp => {
                 self.summary.non_tcp_packets += 1;
-                return self.skip_packet("non_tcp_packet", offset, bytes);
+                return self.skip_packet(SkipReason::NonTcpPacket, offset, bytes);
             }
             DecodedPacket::IpFragment => {
                 self.summary.non_tcp_packets += 1;
-                return self.skip_packet("ip_fragment", offset, bytes);
+                return self.skip_packet(SkipReason::IpFragment, offset, bytes);
             }
             DecodedPacket::Undecodable => {
                 self.summary.undecodable_packets += 1;
-                return self.skip_packet("undecodable_packet", offset, bytes);
+                return self.skip_packet(SkipReason::UndecodablePacket, offset, bytes);
             }
             DecodedPacket::UnsupportedLinktype => {
                 self.summary.undecodable_packets += 1;
-                return self.skip_packet("unsupported_linktype", offset, bytes);
+                return self.skip_packet(SkipReason::UnsupportedLinktype, offset, bytes);
             }
         };
         self.summary.tcp_packets += 1;
         let ports = &self.opts.ports;
         if !ports.is_empty() && !ports.contains(&seg.src.port()) && !ports.contains(&seg.dst.port()) {
             self.summary.port_filtered_packets += 1;
-            return self.skip_packet("port_filtered", offset, bytes);
+            return self.skip_packet(SkipReason::PortFiltered, offset, bytes);
         }
         self.link_ip_tcp_header_bytes += bytes - seg.payload.len() as u64;
         let (http, env) = (&mut self.http, &mut self.env);
@@ -449,7 +449,7 @@ impl<'o, 's> Run<'o, 's> {
         self.env.sink.skip(Skip {
             offset,
             bytes,
-            reason: "truncated_capture",
+            reason: SkipReason::TruncatedCapture,
             detail: format!("capture cut at file offset {offset}: {why}; {bytes} trailing bytes ignored"),
         });
     }
@@ -464,19 +464,19 @@ impl<'o, 's> Run<'o, 's> {
         }
         let stats = self.tcp.stats.clone();
         let sink = &mut *self.env.sink;
-        sink.framing("pcap_headers", self.pcap_header_bytes);
-        sink.framing("link_ip_tcp_headers", self.link_ip_tcp_header_bytes);
+        sink.framing(FramingCategory::PcapHeaders, self.pcap_header_bytes);
+        sink.framing(FramingCategory::LinkIpTcpHeaders, self.link_ip_tcp_header_bytes);
         if stats.retransmitted_bytes > 0 {
-            sink.framing("tcp_retransmitted", stats.retransmitted_bytes);
+            sink.framing(FramingCategory::TcpRetransmitted, stats.retransmitted_bytes);
         }
         for (reason, bytes, detail) in [
             (
-                "tcp_after_close",
+                SkipReason::TcpAfterClose,
                 stats.after_close_bytes,
                 "TCP payload after RST or beyond FIN",
             ),
             (
-                "tcp_out_of_window",
+                SkipReason::TcpOutOfWindow,
                 stats.out_of_window_bytes,
                 "TCP payload far outside the stream's window",
             ),
@@ -494,7 +494,7 @@ impl<'o, 's> Run<'o, 's> {
             sink.skip(Skip {
                 offset: s.first_offset.unwrap_or(0),
                 bytes: s.bytes,
-                reason,
+                reason: *reason,
                 detail: format!(
                     "{} packets (first at file offset {})",
                     s.packets,

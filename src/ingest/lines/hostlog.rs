@@ -15,10 +15,11 @@ use std::io::Read;
 
 use serde::de::IgnoredAny;
 
-use super::detect::starts_with_timestamp;
-use super::frame::{Direction, Event, Frame, Sink, Skip, Transport};
-use super::split::LineSplitter;
-use super::time::parse_rfc3339_us;
+use crate::ingest::time::starts_with_timestamp;
+use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
+use super::line_loop::{LineReader, read_lines};
+use super::split::Line;
+use crate::ingest::time::parse_rfc3339_us;
 
 const LEVELS: &[&str] = &["trace", "debug", "info", "notice", "warn", "warning", "error", "fatal", "critical"];
 
@@ -113,15 +114,16 @@ struct Pending {
     server: String,
 }
 
-struct HostLogState<'s> {
-    sink: &'s mut dyn Sink,
+struct HostLogState {
     default_server: String,
     /// `initialize` requests seen per server: the session counter.
     inits: HashMap<String, u32>,
     max_frame_bytes: usize,
+    /// A message whose JSON continues on the next lines.
+    pending: Option<Pending>,
 }
 
-impl HostLogState<'_> {
+impl HostLogState {
     fn session(&self, server: &str) -> String {
         match self.inits.get(server).copied().unwrap_or(0) {
             0 | 1 => server.to_string(),
@@ -129,7 +131,7 @@ impl HostLogState<'_> {
         }
     }
 
-    fn emit(&mut self, mut frame: Frame, server: &str) {
+    fn emit(&mut self, mut frame: Frame, server: &str, sink: &mut dyn Sink) {
         if frame.direction == Some(Direction::ClientToServer) && is_initialize(&frame.payload) {
             *self.inits.entry(server.to_string()).or_default() += 1;
         }
@@ -137,10 +139,10 @@ impl HostLogState<'_> {
         if let Some(marker) = host_cut_marker(&frame.payload) {
             frame.note = Some(format!("host cut the body: {marker}"));
         }
-        self.sink.frame(frame);
+        sink.frame(frame);
     }
 
-    fn line(&mut self, offset: u64, line: &[u8], pending: &mut Option<Pending>) {
+    fn interpret(&mut self, offset: u64, line: &[u8], pending: &mut Option<Pending>, sink: &mut dyn Sink) {
         if let Some(p) = pending.as_mut() {
             if !starts_with_timestamp(line) {
                 p.frame.payload.extend_from_slice(line);
@@ -150,29 +152,29 @@ impl HostLogState<'_> {
                     let tail = p.frame.payload.len() - end;
                     p.frame.payload.truncate(end);
                     p.frame.wire_bytes -= tail as u64;
-                    self.sink.framing("hostlog_metadata", tail as u64);
+                    sink.framing(FramingCategory::HostlogMetadata, tail as u64);
                     let Pending { frame, server } = pending.take().expect("checked above");
-                    self.emit(frame, &server);
+                    self.emit(frame, &server, sink);
                 } else if p.frame.payload.len() > self.max_frame_bytes {
                     let Pending { mut frame, server } = pending.take().expect("checked above");
                     frame.incomplete = Some("multi-line message exceeds --max-frame-bytes".into());
-                    self.emit(frame, &server);
+                    self.emit(frame, &server, sink);
                 }
                 return;
             }
             let Pending { mut frame, server } = pending.take().expect("checked above");
             frame.incomplete = Some("multi-line JSON never closed before the next log line".into());
-            self.emit(frame, &server);
+            self.emit(frame, &server, sink);
         }
         let Some(h) = parse_header(line) else {
-            self.sink.event(Event {
+            sink.event(Event {
                 offset,
                 level: "info".into(),
                 kind: "unparsed_line".into(),
                 text: String::from_utf8_lossy(line).into_owned(),
                 ..Event::default()
             });
-            self.sink.framing("hostlog_event_lines", line.len() as u64);
+            sink.framing(FramingCategory::HostlogEventLines, line.len() as u64);
             return;
         };
         let server = h.server.clone().unwrap_or_else(|| self.default_server.clone());
@@ -181,7 +183,7 @@ impl HostLogState<'_> {
             let text = String::from_utf8_lossy(body).into_owned();
             let level = h.level.clone().unwrap_or_else(|| "info".into());
             let kind = classify_event(&text, &level);
-            self.sink.event(Event {
+            sink.event(Event {
                 session: Some(self.session(&server)),
                 ts_us: h.ts_us,
                 offset,
@@ -190,18 +192,18 @@ impl HostLogState<'_> {
                 kind: kind.into(),
                 text,
             });
-            self.sink.framing("hostlog_event_lines", line.len() as u64);
+            sink.framing(FramingCategory::HostlogEventLines, line.len() as u64);
             return;
         };
-        self.sink.framing("hostlog_line_prefix", h.body_start as u64);
+        sink.framing(FramingCategory::HostlogLinePrefix, h.body_start as u64);
         let mut frame = Frame::new(Transport::Hostlog, Some(direction), offset + h.body_start as u64, Vec::new());
         frame.ts_us = h.ts_us;
         match json_end(body) {
             JsonEnd::Complete(end) => {
                 frame.payload = body[..end].to_vec();
                 frame.wire_bytes = end as u64;
-                self.sink.framing("hostlog_metadata", (body.len() - end) as u64);
-                self.emit(frame, &server);
+                sink.framing(FramingCategory::HostlogMetadata, (body.len() - end) as u64);
+                self.emit(frame, &server, sink);
             }
             JsonEnd::NeedMore if body.len() < self.max_frame_bytes => {
                 frame.payload = body.to_vec();
@@ -213,8 +215,8 @@ impl HostLogState<'_> {
                 let end = memchr::memmem::rfind(body, b" { metadata:").unwrap_or(body.len());
                 frame.payload = body[..end].to_vec();
                 frame.wire_bytes = end as u64;
-                self.sink.framing("hostlog_metadata", (body.len() - end) as u64);
-                self.emit(frame, &server);
+                sink.framing(FramingCategory::HostlogMetadata, (body.len() - end) as u64);
+                self.emit(frame, &server, sink);
             }
         }
     }
@@ -256,26 +258,29 @@ fn classify_event(text: &str, level: &str) -> &'static str {
 
 /// Reads a host log; `default_server` names the server when lines do not (VS Code, file stem).
 pub fn read_hostlog(reader: impl Read, default_server: &str, max_frame_bytes: usize, sink: &mut dyn Sink) {
-    let mut lines = LineSplitter::new(reader, max_frame_bytes);
-    let mut state = HostLogState { sink, default_server: default_server.to_string(), inits: HashMap::new(), max_frame_bytes };
-    let mut pending: Option<Pending> = None;
-    while let Some(line) = lines.next_line() {
+    let mut state = HostLogState { default_server: default_server.to_string(), inits: HashMap::new(), max_frame_bytes, pending: None };
+    read_lines(reader, max_frame_bytes, &mut state, sink);
+}
+
+impl LineReader for HostLogState {
+    fn line(&mut self, line: &Line<'_>, sink: &mut dyn Sink) {
         if line.had_cr {
-            state.sink.framing("line_terminators", 1);
+            sink.framing(FramingCategory::LineTerminators, 1);
         }
         if line.capped {
             let cut = line.wire_bytes - line.bytes.len() as u64 - u64::from(line.had_cr);
-            state.sink.skip(Skip {
+            sink.skip(Skip {
                 offset: line.offset + line.bytes.len() as u64,
                 bytes: cut,
-                reason: "line_over_cap",
+                reason: SkipReason::LineOverCap,
                 detail: format!("log line of {} bytes exceeds --max-frame-bytes; the rest is not read", line.wire_bytes),
             });
         }
+        let mut pending = self.pending.take();
         if line.is_blank() && pending.is_none() {
-            state.sink.framing("blank_lines", line.wire_bytes - u64::from(line.had_cr));
+            sink.framing(FramingCategory::BlankLines, line.wire_bytes - u64::from(line.had_cr));
         } else {
-            state.line(line.offset, line.bytes, &mut pending);
+            self.interpret(line.offset, line.bytes, &mut pending, sink);
         }
         if line.terminated {
             match pending.as_mut() {
@@ -284,16 +289,17 @@ pub fn read_hostlog(reader: impl Read, default_server: &str, max_frame_bytes: us
                     p.frame.payload.push(b'\n');
                     p.frame.wire_bytes += 1;
                 }
-                None => state.sink.framing("line_terminators", 1),
+                None => sink.framing(FramingCategory::LineTerminators, 1),
             }
         }
+        self.pending = pending;
     }
-    if let Some(Pending { mut frame, server }) = pending.take() {
-        frame.incomplete = Some("log ended inside a multi-line message".into());
-        state.emit(frame, &server);
-    }
-    if let Some(e) = lines.take_error() {
-        state.sink.skip(Skip { offset: lines.position(), bytes: 0, reason: "read_error", detail: format!("input ended early: {e}") });
+
+    fn finish(&mut self, sink: &mut dyn Sink) {
+        if let Some(Pending { mut frame, server }) = self.pending.take() {
+            frame.incomplete = Some("log ended inside a multi-line message".into());
+            self.emit(frame, &server, sink);
+        }
     }
 }
 

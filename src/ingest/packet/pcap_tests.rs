@@ -4,7 +4,7 @@ use std::io::Write;
 
 use super::*;
 use crate::ingest::frame::{CollectSink, Direction, Frame, Transport};
-use crate::ingest::testpcap::*;
+use crate::ingest::packet::testpcap::*;
 
 const SESSION: &str = "5e55-10n";
 

@@ -5,9 +5,9 @@
 //! Offsets are stream offsets of wire bytes. For compressed bodies there is no byte mapping:
 //! an SSE event's offset is that of the compressed piece whose decoding produced its data.
 
-use crate::ingest::encoding::ContentDecoder;
-use crate::ingest::http::HttpFramingBytes;
-use crate::ingest::sse::{SseEvent, SseParser};
+use crate::ingest::http::encoding::ContentDecoder;
+use crate::ingest::http::framing::HttpFramingBytes;
+use crate::ingest::http::sse::{SseEvent, SseParser};
 
 /// Body bytes quoted in an `http_status` event.
 const ERROR_PREVIEW_BYTES: usize = 200;

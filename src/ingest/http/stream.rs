@@ -15,12 +15,13 @@
 
 use std::collections::VecDeque;
 
-use crate::ingest::chunked::ChunkedDecoder;
-use crate::ingest::encoding::ContentDecoder;
-use crate::ingest::frame::{Direction, Event, Frame, HttpContext, Sink, Skip, Transport};
-use crate::ingest::http_body::{BodyContent, BodyOutput, ContentSink, content_kind};
-use crate::ingest::http_head::{HeadParse, ParsedHead, Role, find_message_start, parse_head, query_session};
-use crate::ingest::tcp::{ConnectionId, Side, StreamEnd};
+use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
+use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, HttpContext, Sink, Skip, SkipReason, Transport};
+use crate::ingest::http::body::{BodyContent, BodyOutput, ContentSink, content_kind};
+use crate::ingest::http::chunked::ChunkedDecoder;
+use crate::ingest::http::encoding::ContentDecoder;
+use crate::ingest::http::framing::HttpFramingBytes;
+use crate::ingest::http::head::{HeadParse, ParsedHead, Role, find_message_start, parse_head, query_session};
 
 /// A head longer than this is not HTTP we want to parse (and bounds the head buffer).
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -28,27 +29,6 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 const MAX_OPEN_EXCHANGES: usize = 256;
 /// Bytes of request frames held for their response head, per connection.
 const MAX_HELD_FRAME_BYTES: u64 = 64 << 20;
-
-/// Framing byte counts of the HTTP layer, reported to [`Sink::framing`] at the end of a run.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct HttpFramingBytes {
-    /// Request and response heads, interim (1xx) heads included.
-    pub http_heads: u64,
-    /// Chunk-size lines, chunk CRLFs, trailers.
-    pub http_chunking: u64,
-    /// SSE field names, colons, line breaks, comments, `event:`/`id:`/`retry:` values, BOM.
-    pub sse_framing: u64,
-    /// Data of SSE events that are not frames (`endpoint`, other types, empty data).
-    pub sse_other_events: u64,
-    /// Bodies that are not JSON or SSE (`Accepted`, HTML error pages); decoded bytes.
-    pub http_body_other: u64,
-    /// Compressed body bytes as on the wire (after de-chunking).
-    pub http_gzip_encoded_bytes: u64,
-    /// What those bytes decoded to; frames and the categories above count decoded bytes.
-    pub http_gzip_decoded_bytes: u64,
-    /// SSE bytes skipped after a TCP gap until the next event boundary (reported as a skip).
-    pub sse_resync: u64,
-}
 
 /// Counters of the HTTP layer.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -90,13 +70,13 @@ impl<'s> HttpEnv<'s> {
     pub fn report_framing(&mut self) {
         let f = std::mem::take(&mut self.framing);
         for (category, bytes) in [
-            ("http_heads", f.http_heads),
-            ("http_chunking", f.http_chunking),
-            ("sse_framing", f.sse_framing),
-            ("sse_other_events", f.sse_other_events),
-            ("http_body_other", f.http_body_other),
-            ("http_gzip_encoded_bytes", f.http_gzip_encoded_bytes),
-            ("http_gzip_decoded_bytes", f.http_gzip_decoded_bytes),
+            (FramingCategory::HttpHeads, f.http_heads),
+            (FramingCategory::HttpChunking, f.http_chunking),
+            (FramingCategory::SseFraming, f.sse_framing),
+            (FramingCategory::SseOtherEvents, f.sse_other_events),
+            (FramingCategory::HttpBodyOther, f.http_body_other),
+            (FramingCategory::HttpGzipEncodedBytes, f.http_gzip_encoded_bytes),
+            (FramingCategory::HttpGzipDecodedBytes, f.http_gzip_decoded_bytes),
         ] {
             if bytes > 0 {
                 self.sink.framing(category, bytes);
@@ -106,7 +86,7 @@ impl<'s> HttpEnv<'s> {
             self.sink.skip(Skip {
                 offset: 0,
                 bytes: f.sse_resync,
-                reason: "sse_resync",
+                reason: SkipReason::SseResync,
                 detail: "event-stream bytes skipped after TCP gaps, up to the next event boundary".to_string(),
             });
         }
@@ -207,19 +187,19 @@ enum DirState {
     Resync,
     Body(Box<Body>),
     /// Everything is skipped with this reason (`non_http_stream`, `http_upgraded`).
-    Opaque(&'static str),
+    Opaque(SkipReason),
 }
 
 /// Consecutive skipped bytes of one direction, reported as one [`Skip`].
 #[derive(Debug, Default)]
 struct SkipTally {
-    reason: Option<&'static str>,
+    reason: Option<SkipReason>,
     offset: u64,
     bytes: u64,
 }
 
 impl SkipTally {
-    fn add(&mut self, reason: &'static str, offset: u64, bytes: u64, env: &mut HttpEnv<'_>) {
+    fn add(&mut self, reason: SkipReason, offset: u64, bytes: u64, env: &mut HttpEnv<'_>) {
         if bytes == 0 {
             return;
         }
@@ -232,26 +212,26 @@ impl SkipTally {
     }
 
     /// Reports the tally; `relabel` replaces the provisional `http_resync` reason.
-    fn flush(&mut self, env: &mut HttpEnv<'_>, relabel: Option<&'static str>) {
+    fn flush(&mut self, env: &mut HttpEnv<'_>, relabel: Option<SkipReason>) {
         if let Some(reason) = self.reason.take()
             && self.bytes > 0
         {
-            let reason = if reason == "http_resync" {
+            let reason = if reason == SkipReason::HttpResync {
                 relabel.unwrap_or(reason)
             } else {
                 reason
             };
             let detail = match reason {
-                "non_http_stream" => "TCP stream bytes that never parsed as HTTP/1.x".to_string(),
-                "tls_stream" => "TLS-encrypted connection: its messages cannot be read from the capture".to_string(),
-                "http2_stream" => "HTTP/2 connection (prior knowledge): not supported, only HTTP/1.x is parsed".to_string(),
-                "http_midstream" => {
+                SkipReason::NonHttpStream => "TCP stream bytes that never parsed as HTTP/1.x".to_string(),
+                SkipReason::TlsStream => "TLS-encrypted connection: its messages cannot be read from the capture".to_string(),
+                SkipReason::Http2Stream => "HTTP/2 connection (prior knowledge): not supported, only HTTP/1.x is parsed".to_string(),
+                SkipReason::HttpMidstream => {
                     "bytes before the first message boundary (capture started mid-connection)".to_string()
                 }
-                "http_resync" => "bytes skipped to find the next HTTP message after lost framing".to_string(),
-                "http_upgraded" => "bytes after 101 Switching Protocols / CONNECT".to_string(),
-                "http_incomplete_head" => "message head cut by the end of the stream".to_string(),
-                other => other.to_string(),
+                SkipReason::HttpResync => "bytes skipped to find the next HTTP message after lost framing".to_string(),
+                SkipReason::HttpUpgraded => "bytes after 101 Switching Protocols / CONNECT".to_string(),
+                SkipReason::HttpIncompleteHead => "message head cut by the end of the stream".to_string(),
+                other => other.as_str().to_string(),
             };
             env.sink.skip(Skip {
                 offset: self.offset,
@@ -302,9 +282,9 @@ impl DirParser {
 
     fn flush_resync_tally(&mut self, env: &mut HttpEnv<'_>) {
         let label = if self.synced_once {
-            "http_resync"
+            SkipReason::HttpResync
         } else {
-            "http_midstream"
+            SkipReason::HttpMidstream
         };
         self.skip.flush(env, Some(label));
     }
@@ -364,14 +344,14 @@ impl HttpConnection {
                 }
                 DirState::Resync => match find_message_start(rest, dir.at_line_start, dir.role) {
                     Some(i) => {
-                        dir.skip.add("http_resync", at, i as u64, env);
+                        dir.skip.add(SkipReason::HttpResync, at, i as u64, env);
                         dir.state = DirState::Head;
                         dir.head_buf.clear();
                         dir.head_start = at + i as u64;
                         pos += i;
                     }
                     None => {
-                        dir.skip.add("http_resync", at, rest.len() as u64, env);
+                        dir.skip.add(SkipReason::HttpResync, at, rest.len() as u64, env);
                         dir.at_line_start = rest.last() == Some(&b'\n');
                         pos = bytes.len();
                     }
@@ -443,7 +423,7 @@ impl HttpConnection {
     fn invalid_head(&mut self, side: Side, consumed_now: usize, first: &[u8], ts_us: Option<i64>, env: &mut HttpEnv<'_>) -> usize {
         // The peer's verdict (a TLS or HTTP/2 client hello) names the whole connection.
         let peer_reason = match self.dirs[1 - side.index()].state {
-            DirState::Opaque(r @ ("tls_stream" | "http2_stream")) => Some(r),
+            DirState::Opaque(r @ (SkipReason::TlsStream | SkipReason::Http2Stream)) => Some(r),
             _ => None,
         };
         let dir = &mut self.dirs[side.index()];
@@ -459,7 +439,7 @@ impl HttpConnection {
         env.stats.resyncs += 1;
         dir.state = DirState::Resync;
         dir.at_line_start = false;
-        dir.skip.add("http_resync", start, 1, env);
+        dir.skip.add(SkipReason::HttpResync, start, 1, env);
         if buffered.is_empty() {
             return 1;
         }
@@ -635,7 +615,7 @@ impl HttpConnection {
         env.stats.upgraded_connections += 1;
         for dir in &mut self.dirs {
             dir.head_buf.clear();
-            dir.state = DirState::Opaque("http_upgraded");
+            dir.state = DirState::Opaque(SkipReason::HttpUpgraded);
         }
     }
 
@@ -870,7 +850,7 @@ impl HttpConnection {
             DirState::Head => {
                 if !dir.head_buf.is_empty() {
                     let n = dir.head_buf.len() as u64;
-                    dir.skip.add("http_resync", dir.head_start, n, env);
+                    dir.skip.add(SkipReason::HttpResync, dir.head_start, n, env);
                     dir.head_buf.clear();
                 }
                 dir.state = DirState::Resync;
@@ -945,17 +925,17 @@ impl HttpConnection {
             dir.skip.flush(env, None);
             // Bytes on a stream that never carried HTTP (a port probe's lone newline) are not
             // a cut head.
-            let reason = if dir.synced_once { "http_incomplete_head" } else { opaque_reason(&dir.head_buf) };
+            let reason = if dir.synced_once { SkipReason::HttpIncompleteHead } else { opaque_reason(&dir.head_buf) };
             dir.skip.add(reason, dir.head_start, n, env);
             dir.head_buf.clear();
         }
         let label = if dir.synced_once {
-            "http_resync"
+            SkipReason::HttpResync
         } else {
-            "non_http_stream"
+            SkipReason::NonHttpStream
         };
         dir.skip.flush(env, Some(label));
-        dir.state = DirState::Opaque("tcp_after_close");
+        dir.state = DirState::Opaque(SkipReason::TcpAfterClose);
     }
 
     /// The connection is gone: held frames are released, state dropped.
@@ -1018,13 +998,13 @@ fn status_event(
 
 /// Why a stream that never carried HTTP/1.x is skipped, from its first bytes: a TLS record
 /// (handshake, version 3.x), the HTTP/2 connection preface, or anything else.
-fn opaque_reason(first: &[u8]) -> &'static str {
+fn opaque_reason(first: &[u8]) -> SkipReason {
     if first.len() >= 2 && first[0] == 0x16 && first[1] == 0x03 {
-        "tls_stream"
+        SkipReason::TlsStream
     } else if first.starts_with(b"PRI * HTTP/2.0") {
-        "http2_stream"
+        SkipReason::Http2Stream
     } else {
-        "non_http_stream"
+        SkipReason::NonHttpStream
     }
 }
 

@@ -1,0 +1,42 @@
+//! The one loop every line reader shares: drives the [`LineSplitter`], hands each line (with
+//! its offset) to a [`LineReader`], and reports a read error that ended the input early.
+//! It interprets nothing: what a line means is the reader's job.
+
+use std::io::Read;
+
+use super::split::{Line, LineSplitter};
+use crate::ingest::frame::{FramingCategory, Sink, Skip, SkipReason};
+
+/// A newline-framed format: what to do with one line, and at the end of input.
+pub trait LineReader {
+    /// One line as on the wire; `line.offset` is its absolute byte offset.
+    fn line(&mut self, line: &Line<'_>, sink: &mut dyn Sink);
+    /// The input ended (after the last line, before a read error is reported).
+    fn finish(&mut self, _sink: &mut dyn Sink) {}
+}
+
+/// Reads `reader` line by line into `format`, lines capped at `max_frame_bytes`.
+pub fn read_lines(reader: impl Read, max_frame_bytes: usize, format: &mut dyn LineReader, sink: &mut dyn Sink) {
+    let mut lines = LineSplitter::new(reader, max_frame_bytes);
+    while let Some(line) = lines.next_line() {
+        format.line(&line, sink);
+    }
+    format.finish(sink);
+    if let Some(e) = lines.take_error() {
+        sink.skip(Skip { offset: lines.position(), bytes: 0, reason: SkipReason::ReadError, detail: format!("input ended early: {e}") });
+    }
+}
+
+/// Terminator and blank-line accounting of one-message-a-line formats (stdio, JSONL): the
+/// `\n` is a line terminator, a blank line (with its `\r`) is framing. True when the line is
+/// blank and so needs nothing more.
+pub fn account_plain_line(line: &Line<'_>, sink: &mut dyn Sink) -> bool {
+    if line.terminated {
+        sink.framing(FramingCategory::LineTerminators, 1);
+    }
+    if line.is_blank() {
+        sink.framing(FramingCategory::BlankLines, line.wire_bytes);
+        return true;
+    }
+    false
+}

@@ -1,0 +1,7 @@
+//! Newline-framed sources: one splitter and one line loop, and readers that only interpret a line.
+
+pub mod hostlog;
+pub mod jsonl;
+pub mod line_loop;
+pub mod split;
+pub mod stdio;

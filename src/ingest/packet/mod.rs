@@ -1,0 +1,7 @@
+//! Packet captures: pcap/pcapng files, link-layer decoding and TCP reassembly; HTTP is in [`super::http`].
+
+pub mod linktype;
+pub mod pcap;
+pub mod tcp;
+#[cfg(test)]
+pub mod testpcap;
