@@ -10,3 +10,4 @@ mod pcap_corpus;
 mod samples;
 mod report;
 mod rules;
+mod tables;
