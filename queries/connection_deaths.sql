@@ -15,15 +15,15 @@ s AS (
 )
 SELECT 'connection_deaths' AS rule,
        CASE WHEN ending = 'abrupt' OR over_reader THEN 'error' ELSE 'warn' END AS severity,
-       capture, session, CAST(NULL AS VARCHAR) AS rpc_id,
-       CAST(NULL AS VARCHAR) AS tool,
+       capture, session, CAST(NULL AS STRING) AS rpc_id,
+       CAST(NULL AS STRING) AS tool,
        CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
        CASE WHEN ending = 'abrupt' OR over_reader THEN max_frame_bytes ELSE non_json_s2c_bytes END AS bytes,
        CONCAT(
-         CASE WHEN over_reader THEN CONCAT('largest frame ', CAST(max_frame_bytes AS VARCHAR), ' bytes is over the TypeScript stdio reader limit (', CAST(ts_bytes AS VARCHAR), '): a TS client drops the connection there; ') ELSE '' END,
+         CASE WHEN over_reader THEN CONCAT('largest frame ', CAST(max_frame_bytes AS STRING), ' bytes is over the TypeScript stdio reader limit (', CAST(ts_bytes AS STRING), '): a TS client drops the connection there; ') ELSE '' END,
          COALESCE(end_cause, ''),
          CASE WHEN ending <> 'abrupt' AND non_json_s2c > 0
-              THEN CONCAT('server wrote ', CAST(non_json_s2c AS VARCHAR), ' non-JSON line(s) where the client reads messages: clients report parse errors and a message glued to such a line is lost; the session survived')
+              THEN CONCAT('server wrote ', CAST(non_json_s2c AS STRING), ' non-JSON line(s) where the client reads messages: clients report parse errors and a message glued to such a line is lost; the session survived')
               ELSE '' END) AS detail
 FROM s
 WHERE ending = 'abrupt' OR over_reader OR non_json_s2c > 0

@@ -24,8 +24,8 @@ per_frame AS (
   SELECT capture, session, seq, rpc_id, tool, direction, wire_bytes, blob_bytes_b64,
          MAX(level) AS level,
          STRING_AGG(CONCAT(CASE WHEN level = 2 THEN 'over ' ELSE 'near ' END, name, ' ',
-                           CAST(limit_bytes AS VARCHAR), ' (',
-                           CAST(ROUND(100.0 * wire_bytes / limit_bytes, 1) AS VARCHAR), '%)'), '; ') AS reached
+                           CAST(limit_bytes AS STRING), ' (',
+                           CAST(ROUND(100.0 * wire_bytes / limit_bytes, 1) AS STRING), '%)'), '; ') AS reached
   FROM hits
   GROUP BY capture, session, seq, rpc_id, tool, direction, wire_bytes, blob_bytes_b64
 ),
@@ -37,9 +37,9 @@ SELECT 'near_limit_frames' AS rule,
        p.capture, p.session, p.rpc_id, p.tool,
        CONCAT(COALESCE(s.client_name, '?'), ' ', COALESCE(s.client_version, '?')) AS client,
        p.wire_bytes AS bytes,
-       CONCAT(p.direction, ' frame of ', CAST(p.wire_bytes AS VARCHAR), ' bytes: ', p.reached,
+       CONCAT(p.direction, ' frame of ', CAST(p.wire_bytes AS STRING), ' bytes: ', p.reached,
               CASE WHEN p.blob_bytes_b64 > 0
-                   THEN CONCAT('; base64 is ', CAST(ROUND(100.0 * p.blob_bytes_b64 / p.wire_bytes, 1) AS VARCHAR), '% of it')
+                   THEN CONCAT('; base64 is ', CAST(ROUND(100.0 * p.blob_bytes_b64 / p.wire_bytes, 1) AS STRING), '% of it')
                    ELSE '' END,
               CASE WHEN p.seq = l.last_seq AND s.ending = 'abrupt' THEN '; the session died right after it'
                    WHEN p.seq = l.last_seq THEN '; nothing followed it in this direction'

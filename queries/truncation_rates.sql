@@ -26,12 +26,12 @@ groups AS (
 )
 SELECT 'truncation_rates' AS rule,
        CASE WHEN lost > 0 THEN 'error' ELSE 'warn' END AS severity,
-       capture, CAST(NULL AS VARCHAR) AS session, CAST(NULL AS VARCHAR) AS rpc_id, tool,
+       capture, CAST(NULL AS STRING) AS session, CAST(NULL AS STRING) AS rpc_id, tool,
        CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
        max_resp_bytes AS bytes,
-       CONCAT(CAST(truncated AS VARCHAR), ' of ', CAST(calls AS VARCHAR), ' calls truncated, ',
-              CAST(lost AS VARCHAR), ' lost, ', CAST(cancelled AS VARCHAR), ' cancelled; rate ',
-              CAST(ROUND(100.0 * (truncated + lost + cancelled) / calls, 1) AS VARCHAR), '%; server ',
+       CONCAT(CAST(truncated AS STRING), ' of ', CAST(calls AS STRING), ' calls truncated, ',
+              CAST(lost AS STRING), ' lost, ', CAST(cancelled AS STRING), ' cancelled; rate ',
+              CAST(ROUND(100.0 * (truncated + lost + cancelled) / calls, 1) AS STRING), '%; server ',
               server_name, ' ', server_version) AS detail
 FROM groups
 WHERE truncated + lost + cancelled > 0
