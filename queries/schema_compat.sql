@@ -13,6 +13,11 @@
 --   list payload over the `tools_list_payload` budget (Cursor: ~220-290 KB lists showed 0 tools)
 --   tool count over 40 (info), 80 (warn), 100 (error): clients drop the extra tools
 -- Evidence: reference/field-notes.md; corpus lint_catalog_* (planted defects and controls).
+-- title: Schema compatibility
+-- severity error: clients reject the tool or the whole list, or silently cut it
+-- severity warn: some clients reject or cut it (a dialect, a large list)
+-- severity info: a tool count past 40, where some clients start dropping tools
+-- advice: Give every inputSchema root type object and every array items; keep names unique, descriptions under 2048 UTF-16 units and tools/list small.
 WITH t AS (SELECT * FROM tools),
 budget AS (SELECT bytes AS budget_bytes FROM limits WHERE name = 'tools_list_payload'),
 dups AS (
@@ -74,7 +79,7 @@ all_findings AS (
 )
 SELECT a.rule, a.severity, a.capture, a.session, a.rpc_id, a.tool,
        CONCAT(COALESCE(s.client_name, '?'), ' ', COALESCE(s.client_version, '?')) AS client,
-       a.bytes, a.detail
+       a.bytes, CAST(NULL AS STRING) AS cause, a.detail
 FROM all_findings a
 LEFT JOIN sessions s ON a.capture = s.capture AND a.session = s.session
 ORDER BY a.capture, a.session, a.tool

@@ -34,9 +34,8 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let df = run_rules(&loaded.tables, &rules)?;
     let redaction = if args.no_redact { Redaction::Off } else { Redaction::On };
     let findings = findings_from(&df, redaction == Redaction::On)?;
-    let names: Vec<String> = rules.iter().map(|r| r.name.clone()).collect();
     let inputs: Vec<String> = args.input.paths.iter().map(|p| p.display().to_string()).chain(args.input.pair.iter().cloned()).collect();
-    let report = Report::gather(&inputs, &loaded, &names, &findings, redaction)?;
+    let report = Report::gather(&inputs, &loaded, &rules, &findings, redaction)?;
     let text = match format {
         ReportFormat::Md => markdown::render(&report),
         ReportFormat::Html => html::render(&report),

@@ -1,14 +1,23 @@
 //! Rules: SQL files whose rows are findings. Built-ins (queries/*.sql) are embedded in the
-//! binary; `--queries DIR` adds rules or overrides built-ins of the same name.
+//! binary; `--queries DIR` adds rules or overrides built-ins of the same name. Also the one
+//! definition of the findings table (columns, the severity enum and its rank). A rule's words
+//! (title, advice, cause sentences) come from its file's header: see [`super::header`].
 
 use std::path::Path;
 
 use polars::prelude::*;
 
+use super::header::RuleHeader;
+pub use super::severity::Severity;
 use super::{QueryError, context, run_in};
 use crate::model::tables::Tables;
 
-/// The `findings` columns every rule returns, with their types.
+/// Separates the cause tokens of one finding in the `cause` column (primary cause first).
+pub const CAUSE_SEPARATOR: char = ',';
+
+/// The `findings` columns every rule returns, with their types. `cause` holds the finding's
+/// machine-readable cause tokens (primary first, joined by [`CAUSE_SEPARATOR`], NULL when the
+/// rule has none); `detail` is human text. A rule without a `cause` column gets NULLs.
 pub fn findings_schema() -> Vec<(&'static str, DataType)> {
     vec![
         ("rule", DataType::String),
@@ -19,17 +28,39 @@ pub fn findings_schema() -> Vec<(&'static str, DataType)> {
         ("tool", DataType::String),
         ("client", DataType::String),
         ("bytes", DataType::Int64),
+        ("cause", DataType::String),
         ("detail", DataType::String),
     ]
 }
 
-/// One rule: a name and its SQL.
+/// Columns a rule may leave out (filled with NULLs).
+const OPTIONAL_COLUMNS: &[&str] = &["cause"];
+
+/// One rule: a name, its SQL and the words of its header.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
     pub name: String,
     pub sql: String,
     /// `built-in` or the file it came from.
     pub origin: String,
+    pub header: RuleHeader,
+}
+
+impl Rule {
+    pub fn new(name: impl Into<String>, sql: impl Into<String>, origin: impl Into<String>) -> Rule {
+        let sql = sql.into();
+        Rule { name: name.into(), header: RuleHeader::parse(&sql), sql, origin: origin.into() }
+    }
+
+    /// The header's title, else the rule's name.
+    pub fn title(&self) -> &str {
+        self.header.title.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The header's advice line, if any.
+    pub fn advice(&self) -> Option<&str> {
+        self.header.advice.as_deref()
+    }
 }
 
 const BUILTIN: &[(&str, &str)] = &[
@@ -40,19 +71,6 @@ const BUILTIN: &[(&str, &str)] = &[
     ("schema_compat", include_str!("../../queries/schema_compat.sql")),
     ("connection_deaths", include_str!("../../queries/connection_deaths.sql")),
 ];
-
-/// One line of advice per built-in rule: what to change.
-pub fn advice(rule: &str) -> &'static str {
-    match rule {
-        "near_limit_frames" => "Keep results well under the smallest reader: paginate, or return a resource_link above 1 MiB instead of inline text or base64 images.",
-        "truncation_rates" => "Paginate or summarise large results; when cutting, say so in structuredContent and give the model a way to fetch the rest.",
-        "validation_errors" => "Return structuredContent that matches outputSchema exactly; omit structuredContent on isError results; keep text and structuredContent in agreement.",
-        "pagination_drift" => "Advance cursors by exactly the items returned, never return the cursor you were sent, and follow nextCursor until it is absent.",
-        "schema_compat" => "Give every inputSchema root type object and every array items; keep names unique, descriptions under 2048 UTF-16 units and tools/list small.",
-        "connection_deaths" => "Log only to stderr, end every message with a newline, stay under reader limits, and answer or cancel every request.",
-        _ => "See the rule's SQL header.",
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuleError {
@@ -68,7 +86,7 @@ pub enum RuleError {
 
 /// Built-in rules, in reporting order.
 pub fn builtin_rules() -> Vec<Rule> {
-    BUILTIN.iter().map(|(name, sql)| Rule { name: name.to_string(), sql: sql.to_string(), origin: "built-in".into() }).collect()
+    BUILTIN.iter().map(|(name, sql)| Rule::new(*name, *sql, "built-in")).collect()
 }
 
 /// Built-ins plus every `*.sql` in `dir` (a file named like a built-in replaces it).
@@ -81,7 +99,7 @@ pub fn load_rules(dir: Option<&Path>) -> Result<Vec<Rule>, RuleError> {
     for path in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "sql")) {
         let sql = std::fs::read_to_string(&path).map_err(|source| RuleError::Io { path: path.display().to_string(), source })?;
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let rule = Rule { name: name.clone(), sql, origin: path.display().to_string() };
+        let rule = Rule::new(name.clone(), sql, path.display().to_string());
         match rules.iter_mut().find(|r| r.name == name) {
             Some(r) => *r = rule,
             None => rules.push(rule),
@@ -115,7 +133,10 @@ fn normalize(rule: &str, df: &DataFrame) -> Result<DataFrame, RuleError> {
     let mut cols = Vec::new();
     for (name, dtype) in findings_schema() {
         let shape = |source| RuleError::Shape { rule: rule.to_string(), column: name.to_string(), source };
-        let c = df.column(name).map_err(shape)?.cast(&dtype).map_err(shape)?;
+        let c = match df.column(name) {
+            Err(_) if OPTIONAL_COLUMNS.contains(&name) => Column::full_null(name.into(), df.height(), &dtype),
+            found => found.map_err(shape)?.cast(&dtype).map_err(shape)?,
+        };
         cols.push(c);
     }
     DataFrame::new(df.height(), cols).map_err(|source| RuleError::Shape { rule: rule.to_string(), column: "*".into(), source })
@@ -132,19 +153,22 @@ pub fn run_rules(tables: &Tables, rules: &[Rule]) -> Result<DataFrame, RuleError
     }
     let sorted = all
         .lazy()
-        .with_column(
-            when(col("severity").eq(lit("error")))
-                .then(lit(0u32))
-                .when(col("severity").eq(lit("warn")))
-                .then(lit(1u32))
-                .otherwise(lit(2u32))
-                .alias("severity_rank"),
-        )
+        .with_column(severity_rank().alias("severity_rank"))
         .sort_by_exprs(vec![col("severity_rank"), col("rule_order"), col("capture")], SortMultipleOptions::default().with_maintain_order(true))
         .select(findings_schema().iter().map(|(n, _)| col(*n)).collect::<Vec<_>>())
         .collect()
         .map_err(|source| RuleError::Shape { rule: "*".into(), column: "*".into(), source })?;
     Ok(sorted)
+}
+
+/// The rank of the `severity` column as an expression, from [`Severity`]'s order.
+fn severity_rank() -> Expr {
+    let rank = |s: Severity| lit(s as u32);
+    when(col("severity").eq(lit(Severity::Error.as_str())))
+        .then(rank(Severity::Error))
+        .when(col("severity").eq(lit(Severity::Warn.as_str())))
+        .then(rank(Severity::Warn))
+        .otherwise(rank(Severity::Info))
 }
 
 fn empty_findings() -> DataFrame {

@@ -12,7 +12,8 @@ use super::redact::redact;
 use super::stats::unaccounted;
 use crate::ingest::detect::Format;
 use crate::load::Loaded;
-use crate::query::rules::advice;
+use crate::query::header::ExcerptSource;
+use crate::query::rules::{Rule, Severity};
 use crate::query::{QueryError, run_sql};
 
 #[derive(Debug, thiserror::Error)]
@@ -193,14 +194,14 @@ pub struct FindingLine {
     pub tool: Option<String>,
     pub client: Option<String>,
     pub bytes: Option<i64>,
-    /// Leading `snake_case;` tokens of the detail (e.g. `predicted_reject`, `not_followed`).
+    /// The finding's cause tokens, primary first (e.g. `predicted_reject`, `not_followed`).
     pub causes: Vec<String>,
     pub detail: String,
     /// A short excerpt of what the peer said (error message, last error), redacted.
     pub excerpt: Option<String>,
 }
 
-/// Findings of one cause (the first cause token; `""` for rules without cause tokens).
+/// Findings of one cause (the primary cause token; `""` for findings without one).
 #[derive(Debug, Clone, Serialize)]
 pub struct CauseGroup {
     pub cause: String,
@@ -211,16 +212,38 @@ pub struct CauseGroup {
 #[derive(Debug, Clone, Serialize)]
 pub struct RuleSection {
     pub rule: String,
-    pub advice: &'static str,
+    /// The rule file's title (its name when the header has none).
+    pub title: String,
+    pub advice: Option<String>,
     pub error: usize,
     pub warn: usize,
     pub info: usize,
     pub groups: Vec<CauseGroup>,
+    /// How the report lays the rule out, from its header.
+    #[serde(skip)]
+    pub layout: RuleLayout,
+}
+
+/// The rule header's words and hints the outline needs.
+#[derive(Debug, Clone, Default)]
+pub struct RuleLayout {
+    /// Cause token and sentence.
+    pub causes: Vec<(String, String)>,
+    /// The findings tables show the session.
+    pub with_session: bool,
+    pub excerpt: ExcerptSource,
+    /// The built-in section the rule is shown in (`frame_sizes`, `truncation`), if not its own.
+    pub section: Option<String>,
 }
 
 impl RuleSection {
     pub fn total(&self) -> usize {
         self.error + self.warn + self.info
+    }
+
+    /// The header's sentence for a cause token.
+    pub fn cause_sentence(&self, cause: &str) -> Option<&str> {
+        self.layout.causes.iter().find(|(t, _)| t == cause).map(|(_, s)| s.as_str())
     }
 }
 
@@ -271,40 +294,18 @@ pub fn excerpt(text: &str, redaction: Redaction) -> String {
     }
 }
 
-/// Splits leading `snake_case; ` cause tokens off a finding detail.
-pub fn split_causes(detail: &str) -> (Vec<String>, String) {
-    let mut causes = Vec::new();
-    let mut rest = detail;
-    while let Some((head, tail)) = rest.split_once("; ") {
-        let is_token = !head.is_empty() && head.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !is_token {
-            break;
-        }
-        causes.push(head.to_string());
-        rest = tail;
-    }
-    // A detail made only of tokens ends in `token; ` or `token;`.
-    let trimmed = rest.trim_end().trim_end_matches(';');
-    let is_last_token = !trimmed.is_empty() && trimmed.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if is_last_token {
-        causes.push(trimmed.to_string());
-        return (causes, String::new());
-    }
-    (causes, rest.trim_end().trim_end_matches(';').to_string())
-}
-
 impl Report {
-    /// Gathers the report from a run: `rule_names` in reporting order, `findings` as read by
+    /// Gathers the report from a run: `rules` in reporting order, `findings` as read by
     /// [`super::findings::findings_from`] (already redacted when `redaction` is on).
-    pub fn gather(inputs: &[String], loaded: &Loaded, rule_names: &[String], findings: &[Finding], redaction: Redaction) -> Result<Report, DocumentError> {
+    pub fn gather(inputs: &[String], loaded: &Loaded, rules: &[Rule], findings: &[Finding], redaction: Redaction) -> Result<Report, DocumentError> {
         let (captures, skipped_files) = captures(loaded);
         let sessions = sessions(&loaded.tables.sessions, redaction)?;
         let frame_sizes = frame_sizes(&loaded.tables.frames, &loaded.tables.limits)?;
         let truncation = truncation(loaded)?;
-        let rules = rule_sections(loaded, rule_names, findings, redaction)?;
+        let rules = rule_sections(loaded, rules, findings, redaction)?;
         let calls = loaded.tables.calls.height() as u64;
         let tool_calls = strings(&loaded.tables.calls, "calls", "method")?.iter().filter(|m| m.as_deref() == Some("tools/call")).count() as u64;
-        let sev = |s: &str| findings.iter().filter(|f| f.severity == s).count();
+        let sev = |s: Severity| findings.iter().filter(|f| f.severity == s.as_str()).count();
         let totals = Totals {
             captures: captures.len(),
             sessions: sessions.len(),
@@ -313,9 +314,9 @@ impl Report {
             tool_calls,
             bytes_read: captures.iter().map(|c| c.bytes_read).sum(),
             findings: findings.len(),
-            error: sev("error"),
-            warn: sev("warn"),
-            info: sev("info"),
+            error: sev(Severity::Error),
+            warn: sev(Severity::Warn),
+            info: sev(Severity::Info),
             first_ts_us: sessions.iter().filter_map(|s| s.first_ts_us).min(),
             last_ts_us: sessions.iter().filter_map(|s| s.last_ts_us).max(),
         };
@@ -521,7 +522,7 @@ fn call_messages(loaded: &Loaded) -> Result<BTreeMap<CallKey, String>, DocumentE
     Ok(out)
 }
 
-fn rule_sections(loaded: &Loaded, rule_names: &[String], findings: &[Finding], redaction: Redaction) -> Result<Vec<RuleSection>, DocumentError> {
+fn rule_sections(loaded: &Loaded, rules: &[Rule], findings: &[Finding], redaction: Redaction) -> Result<Vec<RuleSection>, DocumentError> {
     let messages = call_messages(loaded)?;
     let sessions = &loaded.tables.sessions;
     let (s_capture, s_session, s_error) = (strings(sessions, "sessions", "capture")?, strings(sessions, "sessions", "session")?, strings(sessions, "sessions", "last_error")?);
@@ -531,14 +532,16 @@ fn rule_sections(loaded: &Loaded, rule_names: &[String], findings: &[Finding], r
             .and_then(|k| s_error[k].clone())
     };
     let mut out = Vec::new();
-    for rule in rule_names {
-        let mine: Vec<&Finding> = findings.iter().filter(|f| &f.rule == rule).collect();
+    for rule in rules {
+        let mine: Vec<&Finding> = findings.iter().filter(|f| f.rule == rule.name).collect();
         let mut groups: Vec<CauseGroup> = Vec::new();
         for f in &mine {
-            let (causes, detail) = split_causes(&f.detail);
-            let raw_excerpt = match (rule.as_str(), &f.session, &f.rpc_id) {
-                ("connection_deaths", Some(s), _) => last_error(&f.capture, s),
-                (_, Some(s), Some(r)) => messages.get(&(f.capture.clone(), s.clone(), r.clone())).cloned(),
+            let causes: Vec<String> = f.causes().into_iter().map(str::to_string).collect();
+            // Details built from `part; ` pieces end in a separator.
+            let detail = f.detail.trim_end().trim_end_matches(';').to_string();
+            let raw_excerpt = match (rule.header.excerpt, &f.session, &f.rpc_id) {
+                (ExcerptSource::SessionLastError, Some(s), _) => last_error(&f.capture, s),
+                (ExcerptSource::CallError, Some(s), Some(r)) => messages.get(&(f.capture.clone(), s.clone(), r.clone())).cloned(),
                 _ => None,
             };
             // The excerpt is kept only when it adds something the detail does not say.
@@ -561,8 +564,23 @@ fn rule_sections(loaded: &Loaded, rule_names: &[String], findings: &[Finding], r
                 None => groups.push(CauseGroup { cause, findings: vec![line] }),
             }
         }
-        let sev = |s: &str| mine.iter().filter(|f| f.severity == s).count();
-        out.push(RuleSection { rule: rule.clone(), advice: advice(rule), error: sev("error"), warn: sev("warn"), info: sev("info"), groups });
+        let sev = |s: Severity| mine.iter().filter(|f| f.severity == s.as_str()).count();
+        let layout = RuleLayout {
+            causes: rule.header.causes.clone(),
+            with_session: rule.header.columns.iter().any(|c| c == "session"),
+            excerpt: rule.header.excerpt,
+            section: rule.header.section.clone(),
+        };
+        out.push(RuleSection {
+            rule: rule.name.clone(),
+            title: rule.title().to_string(),
+            advice: rule.advice().map(str::to_string),
+            error: sev(Severity::Error),
+            warn: sev(Severity::Warn),
+            info: sev(Severity::Info),
+            groups,
+            layout,
+        });
     }
     Ok(out)
 }
@@ -608,54 +626,9 @@ pub fn duration(us: i64) -> String {
     if us < 60_000_000 { format!("{:.3} s", us as f64 / 1e6) } else { format!("{} min {} s", us / 60_000_000, us % 60_000_000 / 1_000_000) }
 }
 
-/// What a cause token of `validation_errors` or `pagination_drift` means (from the rules'
-/// SQL headers).
-pub fn cause_meaning(cause: &str) -> Option<&'static str> {
-    Some(match cause {
-        "server_output" => "isError results whose text is a server-side output validation failure: the tool ran, its output did not match its own outputSchema.",
-        "client_structured" => "JSON-RPC errors (-32602/-32600) about structured content.",
-        "predicted_reject" => "structuredContent that fails the tool's outputSchema from the same session's tools/list: a validating client rejects the result.",
-        "error_with_structured" => "isError results carrying structuredContent: servers skip the check, validating clients still check it and throw, hiding the real error.",
-        "missing_structured" => "outputSchema declared but no structuredContent in a successful result.",
-        "empty_content" => "structuredContent beside an empty content array: clients that show only content show nothing.",
-        "text_disagrees" => "the text block says something else than structuredContent: the model and the user see different answers.",
-        "cursor_reused" => "a cursor sent again in the same session: the client loops over pages.",
-        "cursor_not_issued" => "a cursor this session never issued (foreign or forged).",
-        "not_followed" => "a next cursor nobody sent: for tools/list, tools the model never saw.",
-        "items_repeated" => "the cursor advanced less than the items returned: the next page repeats items.",
-        "items_skipped" => "the cursor advanced more than the items returned: items were never returned.",
-        "cursor_not_last_item" => "the cursor does not point after the page's last item.",
-        "page_size_changed" => "the page size argument changed mid-chain.",
-        "empty_next_cursor" => "nextCursor \"\": the end of the list before 2026-07-28, \"more\" after it.",
-        "runaway_chain" => "more than 50 pages in one chain.",
-        _ => return None,
-    })
-}
-
-/// A heading for each built-in rule (custom rules use their name).
-pub fn rule_title(rule: &str) -> String {
-    match rule {
-        "near_limit_frames" => "Frames near reader limits".into(),
-        "truncation_rates" => "Truncated, lost and cancelled results".into(),
-        "validation_errors" => "Validation errors".into(),
-        "pagination_drift" => "Pagination chains that drifted".into(),
-        "schema_compat" => "Schema compatibility".into(),
-        "connection_deaths" => "Connection deaths".into(),
-        other => format!("Rule `{other}`"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn causes_split_off_the_detail() {
-        assert_eq!(split_causes("predicted_reject; error_with_structured; \"items\" is required"), (vec!["predicted_reject".into(), "error_with_structured".into()], "\"items\" is required".into()));
-        assert_eq!(split_causes("host: transport closed"), (vec![], "host: transport closed".into()));
-        assert_eq!(split_causes("SL001 root type is array; "), (vec![], "SL001 root type is array".into()));
-        assert_eq!(split_causes("not_followed; page_size_changed; "), (vec!["not_followed".into(), "page_size_changed".into()], String::new()));
-    }
 
     #[test]
     fn sizes_and_times_read_well() {
@@ -701,7 +674,7 @@ pub enum Block {
     Para(Vec<Span>),
     Table { header: Vec<&'static str>, numeric: Vec<bool>, rows: Vec<Vec<Cell>>, more: usize },
     /// The "what to change" line of a finding type.
-    Advice(&'static str),
+    Advice(String),
     Chart(ChartKind),
 }
 
@@ -730,9 +703,9 @@ fn name_version(name: &Option<String>, version: &Option<String>) -> String {
     format!("{} {}", name.as_deref().unwrap_or("?"), version.as_deref().unwrap_or("?"))
 }
 
-/// Section ids (HTML ids and GitHub's heading anchors agree on these).
-pub fn section_id(rule: &str) -> String {
-    rule_title(rule).to_lowercase().replace(['`', ','], "").split_whitespace().collect::<Vec<_>>().join("-")
+/// Section ids from a title (HTML ids and GitHub's heading anchors agree on these).
+pub fn section_id(title: &str) -> String {
+    title.to_lowercase().replace(['`', ','], "").split_whitespace().collect::<Vec<_>>().join("-")
 }
 
 impl Report {
@@ -744,11 +717,8 @@ impl Report {
         self.sessions_section(&mut b);
         self.frame_sizes_section(&mut b);
         self.truncation_section(&mut b);
-        for r in &self.rules {
-            match r.rule.as_str() {
-                "near_limit_frames" | "truncation_rates" => {}
-                _ => self.rule_section(&mut b, r),
-            }
+        for r in self.rules.iter().filter(|r| r.layout.section.is_none()) {
+            self.rule_section(&mut b, r);
         }
         b
     }
@@ -798,17 +768,17 @@ impl Report {
             .rules
             .iter()
             .map(|r| {
-                let id = match r.rule.as_str() {
-                    "near_limit_frames" => "frame-sizes-against-reader-limits".to_string(),
-                    "truncation_rates" => "truncation-rates".to_string(),
-                    other => section_id(other),
+                let id = match r.layout.section.as_deref() {
+                    Some(FRAME_SIZES) => FRAME_SIZES_ID.to_string(),
+                    Some(TRUNCATION) => TRUNCATION_ID.to_string(),
+                    _ => section_id(&r.title),
                 };
                 vec![
-                    vec![Span::Anchor { text: rule_title(&r.rule), id }],
+                    vec![Span::Anchor { text: r.title.clone(), id }],
                     num(r.error as u64),
                     num(r.warn as u64),
                     num(r.info as u64),
-                    vec![t(r.advice)],
+                    vec![t(r.advice.clone().unwrap_or_default())],
                 ]
             })
             .collect();
@@ -904,7 +874,7 @@ impl Report {
 
     fn frame_sizes_section(&self, b: &mut Vec<Block>) {
         let fs = &self.frame_sizes;
-        b.push(Block::Heading { level: 2, id: "frame-sizes-against-reader-limits".into(), text: "Frame sizes against reader limits".into() });
+        b.push(Block::Heading { level: 2, id: FRAME_SIZES_ID.into(), text: "Frame sizes against reader limits".into() });
         b.push(Block::Para(vec![t(format!(
             "{} frames; largest client→server {}, largest server→client {}. Bins are powers of two; each enabled reader limit is a line.",
             super::stats::thousands(fs.frames),
@@ -926,13 +896,13 @@ impl Report {
             })
             .collect();
         b.push(Block::Table { header: vec!["limit", "bytes", "warn at", "applies to", "checked"], numeric: vec![false, true, true, false, false], rows, more: 0 });
-        if let Some(r) = self.rule("near_limit_frames") {
+        for r in self.in_section(FRAME_SIZES) {
             self.findings_blocks(b, r, 3);
         }
     }
 
     fn truncation_section(&self, b: &mut Vec<Block>) {
-        b.push(Block::Heading { level: 2, id: "truncation-rates".into(), text: "Truncation rates by tool and client version".into() });
+        b.push(Block::Heading { level: 2, id: TRUNCATION_ID.into(), text: "Truncation rates by tool and client version".into() });
         if self.truncation.is_empty() {
             b.push(Block::Para(vec![t("No tool calls in the inputs.")]));
             return;
@@ -973,13 +943,13 @@ impl Report {
                 ))]));
             }
         }
-        if let Some(r) = self.rule("truncation_rates") {
-            b.push(Block::Advice(r.advice));
+        for advice in self.in_section(TRUNCATION).filter_map(|r| r.advice.clone()) {
+            b.push(Block::Advice(advice));
         }
     }
 
     fn rule_section(&self, b: &mut Vec<Block>, r: &RuleSection) {
-        b.push(Block::Heading { level: 2, id: section_id(&r.rule), text: rule_title(&r.rule) });
+        b.push(Block::Heading { level: 2, id: section_id(&r.title), text: r.title.clone() });
         self.findings_blocks(b, r, 3);
     }
 
@@ -1000,14 +970,14 @@ impl Report {
         for g in &r.groups {
             if by_cause {
                 let cause = if g.cause.is_empty() { "other".to_string() } else { g.cause.clone() };
-                b.push(Block::Heading { level, id: format!("{}-{}", section_id(&r.rule), cause.replace('_', "-")), text: format!("{cause} ({})", g.findings.len()) });
-                if let Some(meaning) = cause_meaning(&cause) {
+                b.push(Block::Heading { level, id: format!("{}-{}", section_id(&r.title), cause.replace('_', "-")), text: format!("{cause} ({})", g.findings.len()) });
+                if let Some(meaning) = r.cause_sentence(&cause) {
                     let mut chars = meaning.chars();
                     let sentence = chars.next().map(|c| c.to_uppercase().chain(chars).collect::<String>()).unwrap_or_default();
                     b.push(Block::Para(vec![t(sentence)]));
                 }
             }
-            let with_session = r.rule == "connection_deaths" || r.rule == "pagination_drift";
+            let with_session = r.layout.with_session;
             let has_excerpt = g.findings.iter().any(|f| f.excerpt.is_some());
             let mut header = vec!["severity", "capture"];
             if with_session {
@@ -1015,7 +985,7 @@ impl Report {
             }
             header.extend(["tool", "client", "bytes", "detail"]);
             if has_excerpt {
-                header.push(if r.rule == "connection_deaths" { "last error" } else { "excerpt" });
+                header.push(if r.layout.excerpt == ExcerptSource::SessionLastError { "last error" } else { "excerpt" });
             }
             let numeric: Vec<bool> = header.iter().map(|h| *h == "bytes").collect();
             let rows = g
@@ -1023,7 +993,7 @@ impl Report {
                 .iter()
                 .take(MAX_ROWS)
                 .map(|f| {
-                    let sev = if f.severity == "error" { Span::Strong(f.severity.clone()) } else { t(f.severity.clone()) };
+                    let sev = if f.severity == Severity::Error.as_str() { Span::Strong(f.severity.clone()) } else { t(f.severity.clone()) };
                     let mut row = vec![vec![sev], vec![code(f.capture.clone())]];
                     if with_session {
                         row.push(opt_code(&f.session));
@@ -1046,6 +1016,19 @@ impl Report {
                 .collect();
             b.push(Block::Table { header, numeric, rows, more: g.findings.len().saturating_sub(MAX_ROWS) });
         }
-        b.push(Block::Advice(r.advice));
+        if let Some(advice) = &r.advice {
+            b.push(Block::Advice(advice.clone()));
+        }
+    }
+
+    /// Rules whose header places them in a built-in section.
+    fn in_section<'a>(&'a self, section: &'a str) -> impl Iterator<Item = &'a RuleSection> + 'a {
+        self.rules.iter().filter(move |r| r.layout.section.as_deref() == Some(section))
     }
 }
+
+/// `section:` values of rule headers: the built-in sections a rule can be shown in.
+const FRAME_SIZES: &str = "frame_sizes";
+const TRUNCATION: &str = "truncation";
+const FRAME_SIZES_ID: &str = "frame-sizes-against-reader-limits";
+const TRUNCATION_ID: &str = "truncation-rates";

@@ -116,7 +116,7 @@ pub fn render(report: &Report) -> String {
                 out.push('\n');
             }
             Block::Advice(a) => {
-                let _ = writeln!(out, "> **What to change:** {}\n", escape(a));
+                let _ = writeln!(out, "> **What to change:** {}\n", escape(&a));
             }
             Block::Chart(ChartKind::FrameSizes) => {
                 if !report.frame_sizes.bins.is_empty() {
