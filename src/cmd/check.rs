@@ -1,10 +1,11 @@
 //! `mcpsift check`: every rule, a compact summary, exit 1 at or above `--fail-on`.
 
-use std::io::Write;
+use std::io::Write as _;
 
 use crate::cli::{CheckArgs, CheckFormat, FailOn};
 use mcpsift::query::rules::{Severity, load_rules, run_rules, select};
-use mcpsift::report::findings::{findings_from, render_json, render_sarif, render_text};
+use mcpsift::report::export::{CheckRun, Exporter, check_text::CheckText, json::Json, sarif::Sarif};
+use mcpsift::report::findings::findings_from;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let rules = select(load_rules(args.queries.as_deref())?, &args.rule)?;
@@ -14,11 +15,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let captures = loaded.captures.iter().filter(|c| !c.rows.frames_by_kind.is_empty() || !c.rows.events.is_empty()).count();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match args.format {
-        CheckFormat::Text => write!(out, "{}", render_text(&findings, &rules, captures))?,
-        CheckFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&render_json(&findings, &rules))?)?,
-        CheckFormat::Sarif => writeln!(out, "{}", serde_json::to_string_pretty(&render_sarif(&findings, &rules))?)?,
-    }
+    let exporter: &dyn Exporter<CheckRun<'_>> = match args.format {
+        CheckFormat::Text => &CheckText,
+        CheckFormat::Json => &Json,
+        CheckFormat::Sarif => &Sarif,
+    };
+    exporter.export(&CheckRun { findings: &findings, rules: &rules, captures }, &mut out)?;
     out.flush()?;
     let failing = args.fail_on.is_some_and(|level| {
         let threshold = match level {
