@@ -23,7 +23,7 @@ pub fn run(args: &TablesArgs) -> anyhow::Result<u8> {
         let streamed = spill.as_ref().and_then(|s| s.writer(name));
         let (path, rows) = match streamed {
             // Chunks went out during reading: add what was left, then close the file.
-            Some(stream) => stream.finish(&df)?,
+            Some(stream) => stream.finish(df)?,
             None => {
                 let path = write_table_file(df, &args.out, name, args.format)?;
                 (path, df.height() as u64)

@@ -65,13 +65,13 @@ impl RuleHeader {
                 break;
             };
             // Indented `token: sentence` lines belong to `causes:`.
-            if in_causes && body.starts_with("   ") {
-                if let Some((token, sentence)) = body.trim().split_once(':')
-                    && is_token(token)
-                {
-                    h.causes.push((token.to_string(), sentence.trim().to_string()));
-                    continue;
-                }
+            if in_causes
+                && body.starts_with("   ")
+                && let Some((token, sentence)) = body.trim().split_once(':')
+                && is_token(token)
+            {
+                h.causes.push((token.to_string(), sentence.trim().to_string()));
+                continue;
             }
             in_causes = false;
             let Some((key, value)) = body.trim_start_matches(' ').split_once(':') else { continue };
