@@ -7,6 +7,12 @@
 -- counted too: the wire looks complete, but a TS client closed the pipe at that frame.
 -- Evidence: reference/field-notes.md "Connection deaths"; corpus stdio_ts_size_limit phase D,
 -- stdio_ts_pollution, stdio_ts_timeout.
+-- title: Connection deaths
+-- severity error: the session ended abruptly, or a TS client would have dropped it at its largest frame
+-- severity warn: the session survived non-JSON lines on stdout
+-- advice: Log only to stderr, end every message with a newline, stay under reader limits, and answer or cancel every request.
+-- columns: session
+-- excerpt: last_error
 WITH ts_limit AS (SELECT bytes AS ts_bytes FROM limits WHERE name = 'ts_sdk_stdio'),
 s AS (
   SELECT sessions.*, ts_bytes,
@@ -15,15 +21,16 @@ s AS (
 )
 SELECT 'connection_deaths' AS rule,
        CASE WHEN ending = 'abrupt' OR over_reader THEN 'error' ELSE 'warn' END AS severity,
-       capture, session, CAST(NULL AS VARCHAR) AS rpc_id,
-       CAST(NULL AS VARCHAR) AS tool,
+       capture, session, CAST(NULL AS STRING) AS rpc_id,
+       CAST(NULL AS STRING) AS tool,
        CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
        CASE WHEN ending = 'abrupt' OR over_reader THEN max_frame_bytes ELSE non_json_s2c_bytes END AS bytes,
+       CAST(NULL AS STRING) AS cause,
        CONCAT(
-         CASE WHEN over_reader THEN CONCAT('largest frame ', CAST(max_frame_bytes AS VARCHAR), ' bytes is over the TypeScript stdio reader limit (', CAST(ts_bytes AS VARCHAR), '): a TS client drops the connection there; ') ELSE '' END,
+         CASE WHEN over_reader THEN CONCAT('largest frame ', CAST(max_frame_bytes AS STRING), ' bytes is over the TypeScript stdio reader limit (', CAST(ts_bytes AS STRING), '): a TS client drops the connection there; ') ELSE '' END,
          COALESCE(end_cause, ''),
          CASE WHEN ending <> 'abrupt' AND non_json_s2c > 0
-              THEN CONCAT('server wrote ', CAST(non_json_s2c AS VARCHAR), ' non-JSON line(s) where the client reads messages: clients report parse errors and a message glued to such a line is lost; the session survived')
+              THEN CONCAT('server wrote ', CAST(non_json_s2c AS STRING), ' non-JSON line(s) where the client reads messages: clients report parse errors and a message glued to such a line is lost; the session survived')
               ELSE '' END) AS detail
 FROM s
 WHERE ending = 'abrupt' OR over_reader OR non_json_s2c > 0

@@ -7,6 +7,11 @@
 -- is 3 bytes a character and base64 makes images 4/3 larger (the base64 share is reported).
 -- Evidence: reference/field-notes.md "Reader limits"; corpus stdio_ts_size_limit phases C-D.
 -- Limits: the `limits` table (enabled rows), overridable with --limit NAME=BYTES[:RATIO].
+-- title: Frames near reader limits
+-- severity error: the frame is at or over a reader limit: that reader drops it or the connection
+-- severity warn: the frame is at or above warn_ratio of a reader limit
+-- advice: Keep results well under the smallest reader: paginate, or return a resource_link above 1 MiB instead of inline text or base64 images.
+-- section: frame_sizes
 WITH lim AS (
   SELECT name, bytes AS limit_bytes, warn_ratio, scope FROM limits WHERE enabled
 ),
@@ -24,8 +29,8 @@ per_frame AS (
   SELECT capture, session, seq, rpc_id, tool, direction, wire_bytes, blob_bytes_b64,
          MAX(level) AS level,
          STRING_AGG(CONCAT(CASE WHEN level = 2 THEN 'over ' ELSE 'near ' END, name, ' ',
-                           CAST(limit_bytes AS VARCHAR), ' (',
-                           CAST(ROUND(100.0 * wire_bytes / limit_bytes, 1) AS VARCHAR), '%)'), '; ') AS reached
+                           CAST(limit_bytes AS STRING), ' (',
+                           CAST(ROUND(100.0 * wire_bytes / limit_bytes, 1) AS STRING), '%)'), '; ') AS reached
   FROM hits
   GROUP BY capture, session, seq, rpc_id, tool, direction, wire_bytes, blob_bytes_b64
 ),
@@ -37,9 +42,10 @@ SELECT 'near_limit_frames' AS rule,
        p.capture, p.session, p.rpc_id, p.tool,
        CONCAT(COALESCE(s.client_name, '?'), ' ', COALESCE(s.client_version, '?')) AS client,
        p.wire_bytes AS bytes,
-       CONCAT(p.direction, ' frame of ', CAST(p.wire_bytes AS VARCHAR), ' bytes: ', p.reached,
+       CAST(NULL AS STRING) AS cause,
+       CONCAT(p.direction, ' frame of ', CAST(p.wire_bytes AS STRING), ' bytes: ', p.reached,
               CASE WHEN p.blob_bytes_b64 > 0
-                   THEN CONCAT('; base64 is ', CAST(ROUND(100.0 * p.blob_bytes_b64 / p.wire_bytes, 1) AS VARCHAR), '% of it')
+                   THEN CONCAT('; base64 is ', CAST(ROUND(100.0 * p.blob_bytes_b64 / p.wire_bytes, 1) AS STRING), '% of it')
                    ELSE '' END,
               CASE WHEN p.seq = l.last_seq AND s.ending = 'abrupt' THEN '; the session died right after it'
                    WHEN p.seq = l.last_seq THEN '; nothing followed it in this direction'

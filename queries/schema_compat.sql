@@ -13,6 +13,11 @@
 --   list payload over the `tools_list_payload` budget (Cursor: ~220-290 KB lists showed 0 tools)
 --   tool count over 40 (info), 80 (warn), 100 (error): clients drop the extra tools
 -- Evidence: reference/field-notes.md; corpus lint_catalog_* (planted defects and controls).
+-- title: Schema compatibility
+-- severity error: clients reject the tool or the whole list, or silently cut it
+-- severity warn: some clients reject or cut it (a dialect, a large list)
+-- severity info: a tool count past 40, where some clients start dropping tools
+-- advice: Give every inputSchema root type object and every array items; keep names unique, descriptions under 2048 UTF-16 units and tools/list small.
 WITH t AS (SELECT * FROM tools),
 budget AS (SELECT bytes AS budget_bytes FROM limits WHERE name = 'tools_list_payload'),
 dups AS (
@@ -24,9 +29,9 @@ per_tool AS (
     CASE WHEN arrays_without_items > 0 THEN 'error' ELSE NULL END AS sl004,
     CONCAT(
       CASE WHEN input_root_type <> 'object' THEN CONCAT('SL001 inputSchema root type is ', input_root_type, '; ') ELSE '' END,
-      CASE WHEN arrays_without_items > 0 THEN CONCAT('SL004 ', CAST(arrays_without_items AS VARCHAR), ' array(s) without items, first at ', first_array_without_items, '; ') ELSE '' END,
+      CASE WHEN arrays_without_items > 0 THEN CONCAT('SL004 ', CAST(arrays_without_items AS STRING), ' array(s) without items, first at ', first_array_without_items, '; ') ELSE '' END,
       CASE WHEN tuple_items THEN 'tuple-form items (draft-07 style); ' ELSE '' END,
-      CASE WHEN description_utf16 > 2048 THEN CONCAT('description is ', CAST(description_utf16 AS VARCHAR), ' UTF-16 units, ', CAST(description_utf16 - 2048 AS VARCHAR), ' cut at 2048; ') ELSE '' END,
+      CASE WHEN description_utf16 > 2048 THEN CONCAT('description is ', CAST(description_utf16 AS STRING), ' UTF-16 units, ', CAST(description_utf16 - 2048 AS STRING), ' cut at 2048; ') ELSE '' END,
       CASE WHEN output_dialect IS NOT NULL AND output_dialect NOT LIKE '%2020-12%' AND output_dialect NOT LIKE '%draft-07%' THEN CONCAT('outputSchema dialect ', output_dialect, '; ') ELSE '' END,
       CASE WHEN input_dialect IS NOT NULL AND input_dialect NOT LIKE '%2020-12%' AND input_dialect NOT LIKE '%draft-07%' THEN CONCAT('inputSchema dialect ', input_dialect, '; ') ELSE '' END
     ) AS causes,
@@ -36,12 +41,12 @@ per_tool AS (
 tool_findings AS (
   SELECT 'schema_compat' AS rule,
          CASE WHEN causes LIKE '%SL00%' THEN 'error' ELSE 'warn' END AS severity,
-         capture, session, CAST(NULL AS VARCHAR) AS rpc_id, tool, schema_bytes AS bytes, causes AS detail
+         capture, session, CAST(NULL AS STRING) AS rpc_id, tool, schema_bytes AS bytes, causes AS detail
   FROM per_tool WHERE causes <> ''
 ),
 dup_findings AS (
-  SELECT 'schema_compat' AS rule, 'error' AS severity, capture, session, CAST(NULL AS VARCHAR) AS rpc_id, tool,
-         CAST(n AS BIGINT) AS bytes, CONCAT('SL007 tool name listed ', CAST(n AS VARCHAR), ' times on page ', CAST(page AS VARCHAR), '; ') AS detail
+  SELECT 'schema_compat' AS rule, 'error' AS severity, capture, session, CAST(NULL AS STRING) AS rpc_id, tool,
+         CAST(n AS BIGINT) AS bytes, CONCAT('SL007 tool name listed ', CAST(n AS STRING), ' times on page ', CAST(page AS STRING), '; ') AS detail
   FROM dups
 ),
 lists AS (
@@ -51,10 +56,10 @@ lists AS (
 list_findings AS (
   SELECT 'schema_compat' AS rule,
          CASE WHEN payload > budget_bytes OR tool_count > 100 THEN 'error' WHEN tool_count > 80 THEN 'warn' ELSE 'info' END AS severity,
-         capture, session, CAST(NULL AS VARCHAR) AS rpc_id, CAST(NULL AS VARCHAR) AS tool, payload AS bytes,
+         capture, session, CAST(NULL AS STRING) AS rpc_id, CAST(NULL AS STRING) AS tool, payload AS bytes,
          CONCAT(
-           CASE WHEN payload > budget_bytes THEN CONCAT('tools/list page ', CAST(page AS VARCHAR), ' is ', CAST(payload AS VARCHAR), ' bytes, over the ', CAST(budget_bytes AS VARCHAR), '-byte client budget; ') ELSE '' END,
-           CASE WHEN tool_count > 40 THEN CONCAT(CAST(tool_count AS VARCHAR), ' tools in one page (clients drop tools past 40-100); ') ELSE '' END) AS detail
+           CASE WHEN payload > budget_bytes THEN CONCAT('tools/list page ', CAST(page AS STRING), ' is ', CAST(payload AS STRING), ' bytes, over the ', CAST(budget_bytes AS STRING), '-byte client budget; ') ELSE '' END,
+           CASE WHEN tool_count > 40 THEN CONCAT(CAST(tool_count AS STRING), ' tools in one page (clients drop tools past 40-100); ') ELSE '' END) AS detail
   FROM lists CROSS JOIN budget
   WHERE payload > budget_bytes OR tool_count > 40
 ),
@@ -65,7 +70,7 @@ cross_server AS (
   HAVING COUNT(DISTINCT server_name) > 1
 ),
 cross_findings AS (
-  SELECT 'schema_compat' AS rule, 'warn' AS severity, capture, CAST(NULL AS VARCHAR) AS session, CAST(NULL AS VARCHAR) AS rpc_id, tool,
+  SELECT 'schema_compat' AS rule, 'warn' AS severity, capture, CAST(NULL AS STRING) AS session, CAST(NULL AS STRING) AS rpc_id, tool,
          CAST(sessions AS BIGINT) AS bytes, 'SL007 the same tool name is served by more than one server in this capture; ' AS detail
   FROM cross_server
 ),
@@ -74,7 +79,7 @@ all_findings AS (
 )
 SELECT a.rule, a.severity, a.capture, a.session, a.rpc_id, a.tool,
        CONCAT(COALESCE(s.client_name, '?'), ' ', COALESCE(s.client_version, '?')) AS client,
-       a.bytes, a.detail
+       a.bytes, CAST(NULL AS STRING) AS cause, a.detail
 FROM all_findings a
 LEFT JOIN sessions s ON a.capture = s.capture AND a.session = s.session
 ORDER BY a.capture, a.session, a.tool

@@ -8,6 +8,11 @@
 -- `_meta.truncated`, "[output truncated]").
 -- Evidence: reference/field-notes.md "Truncation markers seen"; corpus stdio_py_truncation,
 -- http_py_streamable. Markers: built in (model/message.rs) plus --truncation-marker REGEX.
+-- title: Truncated, lost and cancelled results
+-- severity error: results were lost (no response before the connection ended)
+-- severity warn: results were truncated by a marker or cancelled by the client
+-- advice: Paginate or summarise large results; when cutting, say so in structuredContent and give the model a way to fetch the rest.
+-- section: truncation
 WITH tool_calls AS (
   SELECT capture, tool, client_name, client_version, server_name, server_version, truncated,
          CASE WHEN outcome = 'no_response' THEN 1 ELSE 0 END AS lost,
@@ -26,12 +31,13 @@ groups AS (
 )
 SELECT 'truncation_rates' AS rule,
        CASE WHEN lost > 0 THEN 'error' ELSE 'warn' END AS severity,
-       capture, CAST(NULL AS VARCHAR) AS session, CAST(NULL AS VARCHAR) AS rpc_id, tool,
+       capture, CAST(NULL AS STRING) AS session, CAST(NULL AS STRING) AS rpc_id, tool,
        CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
        max_resp_bytes AS bytes,
-       CONCAT(CAST(truncated AS VARCHAR), ' of ', CAST(calls AS VARCHAR), ' calls truncated, ',
-              CAST(lost AS VARCHAR), ' lost, ', CAST(cancelled AS VARCHAR), ' cancelled; rate ',
-              CAST(ROUND(100.0 * (truncated + lost + cancelled) / calls, 1) AS VARCHAR), '%; server ',
+       CAST(NULL AS STRING) AS cause,
+       CONCAT(CAST(truncated AS STRING), ' of ', CAST(calls AS STRING), ' calls truncated, ',
+              CAST(lost AS STRING), ' lost, ', CAST(cancelled AS STRING), ' cancelled; rate ',
+              CAST(ROUND(100.0 * (truncated + lost + cancelled) / calls, 1) AS STRING), '%; server ',
               server_name, ' ', server_version) AS detail
 FROM groups
 WHERE truncated + lost + cancelled > 0

@@ -134,3 +134,49 @@ fn truncation_marker_regex_adds_a_marker() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "rpc_id,truncation_marker\n7,\"p2\"\"\"\n8,\"p2\"\"\"\n");
 }
+
+/// A rule file given with `--queries DIR` brings its own words: the title, advice and cause
+/// sentences of its header appear in `check` text, SARIF and the Markdown and HTML report.
+#[test]
+fn a_new_rule_file_brings_its_title_advice_and_cause_sentences() {
+    let dir = temp_dir("new-rule");
+    let sql = "-- call_census: every tools/call, twice (a rule written for this test).\n\
+        -- title: Census of tool calls\n\
+        -- severity warn: a call counted by its first cause\n\
+        -- severity info: a call counted by its second cause\n\
+        -- advice: Count fewer calls per census.\n\
+        -- causes:\n\
+        --   counted_once: The call was counted once.\n\
+        --   counted_twice: The call was counted a second time.\n\
+        SELECT 'call_census' AS rule, 'warn' AS severity, capture, session, rpc_id, tool, client_name AS client, CAST(resp_bytes AS BIGINT) AS bytes, 'counted_once' AS cause, 'first count' AS detail FROM calls WHERE method = 'tools/call'\n\
+        UNION ALL\n\
+        SELECT 'call_census' AS rule, 'info' AS severity, capture, session, rpc_id, tool, client_name AS client, CAST(resp_bytes AS BIGINT) AS bytes, 'counted_twice,counted_once' AS cause, 'second count' AS detail FROM calls WHERE method = 'tools/call'\n";
+    std::fs::write(dir.join("call_census.sql"), sql).unwrap();
+    let queries = dir.to_str().unwrap();
+    let input = crate::util::samples().join("stdio_ts");
+    let input = input.to_str().unwrap();
+    let words = ["Census of tool calls", "Count fewer calls per census.", "The call was counted once.", "The call was counted a second time."];
+
+    let text = String::from_utf8(mcpsift(&["check", input, "-q", "--queries", queries, "--rule", "call_census"]).stdout).unwrap();
+    for w in words {
+        assert!(text.contains(w), "check text lacks {w:?}:\n{text}");
+    }
+    assert!(text.contains("counted_once; first count"), "{text}");
+
+    let sarif: Value = serde_json::from_slice(&mcpsift(&["check", input, "-q", "--queries", queries, "--rule", "call_census", "--format", "sarif"]).stdout).unwrap();
+    let rule = &sarif["runs"][0]["tool"]["driver"]["rules"][0];
+    assert_eq!(rule["id"], "call_census");
+    assert_eq!(rule["shortDescription"]["text"], words[0]);
+    assert_eq!(rule["help"]["text"], words[1]);
+    assert_eq!(rule["properties"]["causes"]["counted_once"], words[2]);
+    assert_eq!(rule["properties"]["causes"]["counted_twice"], words[3]);
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(results.iter().any(|r| r["properties"]["cause"] == "counted_twice,counted_once"), "{results:?}");
+
+    for format in ["md", "html"] {
+        let report = String::from_utf8(mcpsift(&["report", input, "-q", "--queries", queries, "--format", format]).stdout).unwrap();
+        for w in words {
+            assert!(report.contains(w), "{format} report lacks {w:?}");
+        }
+    }
+}

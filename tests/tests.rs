@@ -12,3 +12,4 @@ mod readme;
 mod samples;
 mod report;
 mod rules;
+mod tables;

@@ -9,8 +9,8 @@ use crate::cli::{ReportArgs, ReportFormat};
 use mcpsift::query::rules::{load_rules, run_rules};
 use mcpsift::report::document::{Redaction, Report};
 use mcpsift::report::findings::findings_from;
+use mcpsift::report::export::{Exporter, html::Html, json::Json, markdown::Markdown};
 use mcpsift::report::stats::thousands;
-use mcpsift::report::{html, markdown};
 
 /// The format asked for, else the one the output's extension names, else Markdown.
 fn format_of(args: &ReportArgs) -> anyhow::Result<ReportFormat> {
@@ -34,14 +34,15 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let df = run_rules(&loaded.tables, &rules)?;
     let redaction = if args.no_redact { Redaction::Off } else { Redaction::On };
     let findings = findings_from(&df, redaction == Redaction::On)?;
-    let names: Vec<String> = rules.iter().map(|r| r.name.clone()).collect();
     let inputs: Vec<String> = args.input.paths.iter().map(|p| p.display().to_string()).chain(args.input.pair.iter().map(|p| format!("{}:{}", p.c2s.display(), p.s2c.display()))).collect();
-    let report = Report::gather(&inputs, &loaded, &names, &findings, redaction)?;
-    let text = match format {
-        ReportFormat::Md => markdown::render(&report),
-        ReportFormat::Html => html::render(&report),
-        ReportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&report)?),
+    let report = Report::gather(&inputs, &loaded, &rules, &findings, redaction)?;
+    let exporter: &dyn Exporter<Report> = match format {
+        ReportFormat::Md => &Markdown,
+        ReportFormat::Html => &Html,
+        ReportFormat::Json => &Json,
     };
+    let mut text = Vec::new();
+    exporter.export(&report, &mut text)?;
     match args.output.as_deref().filter(|p| *p != Path::new("-")) {
         Some(path) => {
             std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
@@ -60,7 +61,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
         None => {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
-            out.write_all(text.as_bytes())?;
+            out.write_all(&text)?;
             out.flush()?;
         }
     }

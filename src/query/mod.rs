@@ -8,7 +8,9 @@ use sqlparser::parser::Parser;
 
 use crate::model::tables::Tables;
 
+pub mod header;
 pub mod rules;
+pub mod severity;
 
 #[derive(Debug, thiserror::Error)]
 pub enum QueryError {

@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::document::{FrameSizes, TruncationGroup, short_bytes};
+use super::document::{FrameSizes, TruncationGroup};
+use super::format::short_bytes;
 
 /// Escapes text for XML/HTML content and attribute values.
 pub fn esc(text: &str) -> String {

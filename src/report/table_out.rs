@@ -1,10 +1,13 @@
-//! Writing a result table to a stream or a file in the format the user asked for.
+//! Which exporter writes a result table: the formats `query` and `tables` offer, and the
+//! choice of exporter for each. The formats themselves are in `export/`.
 
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use polars::prelude::*;
+use polars::prelude::DataFrame;
+
+use super::export::{self, ExportError, Exporter};
 
 /// Output formats of `query`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -16,6 +19,17 @@ pub enum OutputFormat {
     Json,
     /// One JSON object per line.
     Jsonl,
+}
+
+impl OutputFormat {
+    pub fn exporter(self) -> &'static dyn Exporter<DataFrame> {
+        match self {
+            OutputFormat::Table => &export::table::Table,
+            OutputFormat::Csv => &export::csv::Csv,
+            OutputFormat::Json => &export::json::Json,
+            OutputFormat::Jsonl => &export::jsonl::JsonLines,
+        }
+    }
 }
 
 /// Formats `tables` can write.
@@ -32,31 +46,26 @@ impl TableFileFormat {
             TableFileFormat::Csv => "csv",
         }
     }
+
+    pub fn exporter(self) -> &'static dyn Exporter<DataFrame> {
+        match self {
+            TableFileFormat::Parquet => &export::parquet::Parquet,
+            TableFileFormat::Csv => &export::csv::Csv,
+        }
+    }
 }
 
 /// Writes `df` to `out`.
-pub fn write_table(df: &mut DataFrame, format: OutputFormat, out: &mut dyn Write) -> anyhow::Result<()> {
-    match format {
-        OutputFormat::Table => writeln!(out, "{df}")?,
-        OutputFormat::Csv => CsvWriter::new(out).include_header(true).finish(df)?,
-        OutputFormat::Json => {
-            JsonWriter::new(&mut *out).with_json_format(JsonFormat::Json).finish(df)?;
-            writeln!(out)?;
-        }
-        OutputFormat::Jsonl => JsonWriter::new(out).with_json_format(JsonFormat::JsonLines).finish(df)?,
-    }
-    Ok(())
+pub fn write_table(df: &mut DataFrame, format: OutputFormat, out: &mut dyn Write) -> Result<(), ExportError> {
+    format.exporter().export(df, out)
 }
 
 /// Writes `df` as `dir/name.ext`.
-pub fn write_table_file(df: &mut DataFrame, dir: &Path, name: &str, format: TableFileFormat) -> anyhow::Result<std::path::PathBuf> {
+pub fn write_table_file(df: &DataFrame, dir: &Path, name: &str, format: TableFileFormat) -> Result<PathBuf, ExportError> {
     let path = dir.join(format!("{name}.{}", format.extension()));
-    let file = File::create(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    match format {
-        TableFileFormat::Parquet => {
-            ParquetWriter::new(file).finish(df)?;
-        }
-        TableFileFormat::Csv => CsvWriter::new(file).include_header(true).finish(df)?,
-    }
+    let file = File::create(&path).map_err(|e| ExportError::Stream(format!("{}: {e}", path.display())))?;
+    let mut out = std::io::BufWriter::new(file);
+    format.exporter().export(df, &mut out)?;
+    out.flush()?;
     Ok(path)
 }

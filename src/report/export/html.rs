@@ -3,9 +3,20 @@
 
 use std::fmt::Write as _;
 
-use super::chart::{esc, frame_size_chart, truncation_chart};
-use super::document::{Block, ChartKind, Report, Span};
 use super::markdown::meter;
+use super::{ExportError, Exporter};
+use crate::report::chart::{esc, frame_size_chart, truncation_chart};
+use crate::report::document::Report;
+use crate::report::outline::{Block, ChartKind, Span};
+
+pub struct Html;
+
+impl Exporter<Report> for Html {
+    fn export(&self, report: &Report, out: &mut dyn std::io::Write) -> Result<(), ExportError> {
+        out.write_all(render(report).as_bytes())?;
+        Ok(())
+    }
+}
 
 /// Bars in the truncation chart (the table lists every group).
 const CHART_ROWS: usize = 20;

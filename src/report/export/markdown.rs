@@ -3,8 +3,20 @@
 
 use std::fmt::Write as _;
 
-use super::document::{Block, ChartKind, FrameSizes, Report, Span, short_bytes};
-use super::stats::thousands;
+use super::{ExportError, Exporter};
+use crate::report::document::{FrameSizes, Report};
+use crate::report::format::short_bytes;
+use crate::report::outline::{Block, ChartKind, Span};
+use crate::report::stats::thousands;
+
+pub struct Markdown;
+
+impl Exporter<Report> for Markdown {
+    fn export(&self, report: &Report, out: &mut dyn std::io::Write) -> Result<(), ExportError> {
+        out.write_all(render(report).as_bytes())?;
+        Ok(())
+    }
+}
 
 /// Escapes text for a Markdown table cell or paragraph.
 fn escape(text: &str) -> String {
@@ -116,7 +128,7 @@ pub fn render(report: &Report) -> String {
                 out.push('\n');
             }
             Block::Advice(a) => {
-                let _ = writeln!(out, "> **What to change:** {}\n", escape(a));
+                let _ = writeln!(out, "> **What to change:** {}\n", escape(&a));
             }
             Block::Chart(ChartKind::FrameSizes) => {
                 if !report.frame_sizes.bins.is_empty() {

@@ -1,0 +1,364 @@
+//! Gathering the report's read model from a run: the loaded captures, the tables (one
+//! aggregate query from `queries/report/`) and the findings. Lays nothing out.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+
+use super::document::*;
+use super::findings::Finding;
+use super::redact::redact;
+use super::stats::unaccounted;
+use crate::ingest::detect::Format;
+use crate::pipeline::Loaded;
+use crate::query::header::ExcerptSource;
+use crate::query::rules::{Rule, Severity};
+use crate::query::run_sql;
+
+fn column_err(table: &'static str) -> impl Fn(PolarsError) -> DocumentError {
+    move |source| DocumentError::Table { table, source }
+}
+
+fn strings(df: &DataFrame, table: &'static str, name: &str) -> Result<Vec<Option<String>>, DocumentError> {
+    let err = column_err(table);
+    let c = df.column(name).map_err(&err)?.cast(&DataType::String).map_err(&err)?;
+    Ok(c.str().map_err(&err)?.iter().map(|v| v.map(str::to_string)).collect())
+}
+
+fn ints(df: &DataFrame, table: &'static str, name: &str) -> Result<Vec<Option<i64>>, DocumentError> {
+    let err = column_err(table);
+    let c = df.column(name).map_err(&err)?.cast(&DataType::Int64).map_err(&err)?;
+    Ok(c.i64().map_err(&err)?.iter().collect())
+}
+
+fn floats(df: &DataFrame, table: &'static str, name: &str) -> Result<Vec<Option<f64>>, DocumentError> {
+    let err = column_err(table);
+    let c = df.column(name).map_err(&err)?.cast(&DataType::Float64).map_err(&err)?;
+    Ok(c.f64().map_err(&err)?.iter().collect())
+}
+
+fn bools(df: &DataFrame, table: &'static str, name: &str) -> Result<Vec<Option<bool>>, DocumentError> {
+    let err = column_err(table);
+    let c = df.column(name).map_err(&err)?.cast(&DataType::Boolean).map_err(&err)?;
+    Ok(c.bool().map_err(&err)?.iter().collect())
+}
+
+fn nonneg(v: Option<i64>) -> u64 {
+    v.unwrap_or(0).max(0) as u64
+}
+
+/// Shortens `text` to [`EXCERPT_CHARS`] on one line, redacting first when asked.
+pub fn excerpt(text: &str, redaction: Redaction) -> String {
+    let text = if redaction == Redaction::On { redact(text) } else { text.to_string() };
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= EXCERPT_CHARS {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(EXCERPT_CHARS - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+impl Report {
+    /// Gathers the report from a run: `rules` in reporting order, `findings` as read by
+    /// [`super::findings::findings_from`] (already redacted when `redaction` is on).
+    pub fn gather(inputs: &[String], loaded: &Loaded, rules: &[Rule], findings: &[Finding], redaction: Redaction) -> Result<Report, DocumentError> {
+        let (captures, skipped_files) = captures(loaded);
+        let sessions = sessions(&loaded.tables.sessions, redaction)?;
+        let frame_sizes = frame_sizes(&loaded.tables.frames, &loaded.tables.limits)?;
+        let truncation = truncation(loaded)?;
+        let rules = rule_sections(loaded, rules, findings, redaction)?;
+        let calls = loaded.tables.calls.height() as u64;
+        let tool_calls = strings(&loaded.tables.calls, "calls", "method")?.iter().filter(|m| m.as_deref() == Some("tools/call")).count() as u64;
+        let sev = |s: Severity| findings.iter().filter(|f| f.severity == s.as_str()).count();
+        let totals = Totals {
+            captures: captures.len(),
+            sessions: sessions.len(),
+            frames: captures.iter().map(|c| c.frames).sum(),
+            calls,
+            tool_calls,
+            bytes_read: captures.iter().map(|c| c.bytes_read).sum(),
+            findings: findings.len(),
+            error: sev(Severity::Error),
+            warn: sev(Severity::Warn),
+            info: sev(Severity::Info),
+            first_ts_us: sessions.iter().filter_map(|s| s.first_ts_us).min(),
+            last_ts_us: sessions.iter().filter_map(|s| s.last_ts_us).max(),
+        };
+        Ok(Report {
+            generator: format!("mcpsift {}", env!("CARGO_PKG_VERSION")),
+            inputs: inputs.to_vec(),
+            redaction,
+            totals,
+            captures,
+            skipped_files,
+            sessions,
+            frame_sizes,
+            truncation,
+            rules,
+        })
+    }
+
+    pub fn rule(&self, name: &str) -> Option<&RuleSection> {
+        self.rules.iter().find(|r| r.rule == name)
+    }
+}
+
+fn captures(loaded: &Loaded) -> (Vec<CaptureAccount>, SkippedFiles) {
+    let mut out = Vec::new();
+    let mut skipped = SkippedFiles::default();
+    for c in &loaded.captures {
+        let rows = &c.rows;
+        let not_a_capture = rows.frames_by_kind.is_empty()
+            && rows.events.is_empty()
+            && c.files.iter().all(|f| matches!(f.format, Format::Unrecognized | Format::Empty));
+        if not_a_capture {
+            skipped.count += 1;
+            skipped.bytes += c.files.iter().map(|f| f.bytes_read).sum::<u64>();
+            skipped.names.push(c.name.clone());
+            continue;
+        }
+        let mut diagnostics = BTreeMap::new();
+        for d in &rows.diagnostics {
+            *diagnostics.entry(d.reason).or_insert(0usize) += 1;
+        }
+        out.push(CaptureAccount {
+            name: c.name.clone(),
+            files: c
+                .files
+                .iter()
+                .map(|f| FileLine {
+                    path: f.path.clone(),
+                    format: f.format.as_str(),
+                    bytes_read: f.bytes_read,
+                    file_bytes: f.file_bytes,
+                    gzip: f.gzip,
+                    error: f.error.clone(),
+                })
+                .collect(),
+            bytes_read: c.files.iter().map(|f| f.bytes_read).sum(),
+            frame_bytes: rows.frame_bytes,
+            frames: rows.frames_by_kind.values().sum(),
+            frames_by_kind: rows.frames_by_kind.clone(),
+            framing_bytes: rows.framing.values().sum(),
+            skipped_bytes: rows.skipped_bytes.clone(),
+            unaccounted_bytes: i64::try_from(unaccounted(&c.files, rows)).unwrap_or(i64::MAX),
+            events: rows.events.len(),
+            diagnostics,
+        });
+    }
+    (out, skipped)
+}
+
+fn sessions(df: &DataFrame, redaction: Redaction) -> Result<Vec<SessionLine>, DocumentError> {
+    const T: &str = "sessions";
+    let s = |n| strings(df, T, n);
+    let i = |n| ints(df, T, n);
+    let (capture, session, transport, client_name, client_version) = (s("capture")?, s("session")?, s("transport")?, s("client_name")?, s("client_version")?);
+    let (server_name, server_version, protocol_version, ending, end_cause, last_error) =
+        (s("server_name")?, s("server_version")?, s("protocol_version")?, s("ending")?, s("end_cause")?, s("last_error")?);
+    let (first, last, frames, c2s, s2c, max) = (i("first_ts_us")?, i("last_ts_us")?, i("frames")?, i("bytes_c2s")?, i("bytes_s2c")?, i("max_frame_bytes")?);
+    Ok((0..df.height())
+        .map(|k| SessionLine {
+            capture: capture[k].clone().unwrap_or_default(),
+            session: session[k].clone().unwrap_or_default(),
+            transport: transport[k].clone().unwrap_or_default(),
+            client_name: client_name[k].clone(),
+            client_version: client_version[k].clone(),
+            server_name: server_name[k].clone(),
+            server_version: server_version[k].clone(),
+            protocol_version: protocol_version[k].clone(),
+            first_ts_us: first[k],
+            last_ts_us: last[k],
+            frames: nonneg(frames[k]),
+            bytes_c2s: nonneg(c2s[k]),
+            bytes_s2c: nonneg(s2c[k]),
+            max_frame_bytes: nonneg(max[k]),
+            ending: ending[k].clone().unwrap_or_default(),
+            end_cause: end_cause[k].clone(),
+            last_error: last_error[k].as_deref().map(|e| excerpt(e, redaction)),
+        })
+        .collect())
+}
+
+/// Power-of-two bin of a size: 0 and 1 byte are bin 0, 2..4 bin 1, ...
+fn bin_of(bytes: u64) -> u32 {
+    63 - bytes.max(1).leading_zeros()
+}
+
+fn frame_sizes(frames: &DataFrame, limits: &DataFrame) -> Result<FrameSizes, DocumentError> {
+    let wire = ints(frames, "frames", "wire_bytes")?;
+    let dir = strings(frames, "frames", "direction")?;
+    let (name, bytes, ratio, scope, enabled) = (
+        strings(limits, "limits", "name")?,
+        ints(limits, "limits", "bytes")?,
+        floats(limits, "limits", "warn_ratio")?,
+        strings(limits, "limits", "scope")?,
+        bools(limits, "limits", "enabled")?,
+    );
+    let limits: Vec<LimitLine> = (0..limits.height())
+        .map(|k| LimitLine {
+            name: name[k].clone().unwrap_or_default(),
+            bytes: nonneg(bytes[k]),
+            warn_ratio: ratio[k].unwrap_or(0.9),
+            scope: scope[k].clone().unwrap_or_default(),
+            enabled: enabled[k].unwrap_or(false),
+        })
+        .collect();
+    let mut out = FrameSizes { limits, ..FrameSizes::default() };
+    let mut counts: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    for (w, d) in wire.iter().zip(&dir) {
+        let w = nonneg(*w);
+        let entry = counts.entry(bin_of(w)).or_default();
+        if d.as_deref() == Some("c2s") {
+            entry.0 += 1;
+            out.largest_c2s = out.largest_c2s.max(w);
+        } else {
+            entry.1 += 1;
+            out.largest_s2c = out.largest_s2c.max(w);
+        }
+        out.frames += 1;
+    }
+    let limit_bins = out.limits.iter().filter(|l| l.enabled && l.bytes > 0).map(|l| bin_of(l.bytes));
+    let all: Vec<u32> = counts.keys().copied().chain(limit_bins).collect();
+    if let (Some(lo), Some(hi)) = (all.iter().min(), all.iter().max()) {
+        out.bins = (*lo..=*hi)
+            .map(|k| {
+                let (c2s, s2c) = counts.get(&k).copied().unwrap_or_default();
+                SizeBin { lo_bytes: if k == 0 { 0 } else { 1u64 << k }, hi_bytes: 1u64 << (k + 1), c2s, s2c }
+            })
+            .collect();
+    }
+    Ok(out)
+}
+
+/// Tool results per tool × client: an aggregate over `calls` (the rule lists only groups
+/// with something lost; the report shows every group for scale).
+const TRUNCATION_SQL: &str = include_str!("../../queries/report/truncation_groups.sql");
+
+fn truncation(loaded: &Loaded) -> Result<Vec<TruncationGroup>, DocumentError> {
+    if loaded.tables.calls.height() == 0 {
+        return Ok(Vec::new());
+    }
+    let df = run_sql(&loaded.tables, TRUNCATION_SQL)?;
+    const T: &str = "calls";
+    let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
+    let (calls, truncated, lost, cancelled, max) =
+        (ints(&df, T, "calls")?, ints(&df, T, "truncated")?, ints(&df, T, "lost")?, ints(&df, T, "cancelled")?, ints(&df, T, "max_resp_bytes")?);
+    let mut groups: Vec<TruncationGroup> = (0..df.height())
+        .map(|k| TruncationGroup {
+            tool: tool[k].clone().unwrap_or_default(),
+            client_name: client[k].clone().unwrap_or_default(),
+            client_version: version[k].clone().unwrap_or_default(),
+            calls: nonneg(calls[k]),
+            truncated: nonneg(truncated[k]),
+            lost: nonneg(lost[k]),
+            cancelled: nonneg(cancelled[k]),
+            max_resp_bytes: nonneg(max[k]),
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        b.rate()
+            .total_cmp(&a.rate())
+            .then(b.not_whole().cmp(&a.not_whole()))
+            .then_with(|| (&a.tool, &a.client_name, &a.client_version).cmp(&(&b.tool, &b.client_name, &b.client_version)))
+    });
+    Ok(groups)
+}
+
+type CallKey = (String, String, String);
+
+/// Error messages of calls, by (capture, session, rpc_id), for excerpts.
+fn call_messages(loaded: &Loaded) -> Result<BTreeMap<CallKey, String>, DocumentError> {
+    let df = &loaded.tables.calls;
+    let (capture, session, rpc_id, message) = (strings(df, "calls", "capture")?, strings(df, "calls", "session")?, strings(df, "calls", "rpc_id")?, strings(df, "calls", "error_message")?);
+    let mut out = BTreeMap::new();
+    for k in 0..df.height() {
+        if let (Some(c), Some(s), Some(r), Some(m)) = (&capture[k], &session[k], &rpc_id[k], &message[k]) {
+            out.insert((c.clone(), s.clone(), r.clone()), m.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn rule_sections(loaded: &Loaded, rules: &[Rule], findings: &[Finding], redaction: Redaction) -> Result<Vec<RuleSection>, DocumentError> {
+    let messages = call_messages(loaded)?;
+    let sessions = &loaded.tables.sessions;
+    let (s_capture, s_session, s_error) = (strings(sessions, "sessions", "capture")?, strings(sessions, "sessions", "session")?, strings(sessions, "sessions", "last_error")?);
+    let last_error = |capture: &str, session: &str| -> Option<String> {
+        (0..sessions.height())
+            .find(|&k| s_capture[k].as_deref() == Some(capture) && s_session[k].as_deref() == Some(session))
+            .and_then(|k| s_error[k].clone())
+    };
+    let mut out = Vec::new();
+    for rule in rules {
+        let mine: Vec<&Finding> = findings.iter().filter(|f| f.rule == rule.name).collect();
+        let mut groups: Vec<CauseGroup> = Vec::new();
+        for f in &mine {
+            let causes: Vec<String> = f.causes().into_iter().map(str::to_string).collect();
+            // Details built from `part; ` pieces end in a separator.
+            let detail = f.detail.trim_end().trim_end_matches(';').to_string();
+            let raw_excerpt = match (rule.header.excerpt, &f.session, &f.rpc_id) {
+                (ExcerptSource::SessionLastError, Some(s), _) => last_error(&f.capture, s),
+                (ExcerptSource::CallError, Some(s), Some(r)) => messages.get(&(f.capture.clone(), s.clone(), r.clone())).cloned(),
+                _ => None,
+            };
+            // The excerpt is kept only when it adds something the detail does not say.
+            let excerpt = raw_excerpt.map(|e| excerpt(&e, redaction)).filter(|e| !e.is_empty() && !detail.contains(e.trim_end_matches('…')));
+            let line = FindingLine {
+                severity: f.severity.clone(),
+                capture: f.capture.clone(),
+                session: f.session.clone(),
+                rpc_id: f.rpc_id.clone(),
+                tool: f.tool.clone(),
+                client: f.client.clone(),
+                bytes: f.bytes,
+                causes: causes.clone(),
+                detail,
+                excerpt,
+            };
+            let cause = causes.first().cloned().unwrap_or_default();
+            match groups.iter_mut().find(|g| g.cause == cause) {
+                Some(g) => g.findings.push(line),
+                None => groups.push(CauseGroup { cause, findings: vec![line] }),
+            }
+        }
+        let sev = |s: Severity| mine.iter().filter(|f| f.severity == s.as_str()).count();
+        let layout = RuleLayout {
+            causes: rule.header.causes.clone(),
+            with_session: rule.header.columns.iter().any(|c| c == "session"),
+            excerpt: rule.header.excerpt,
+            section: rule.header.section.clone(),
+        };
+        out.push(RuleSection {
+            rule: rule.name.clone(),
+            title: rule.title().to_string(),
+            advice: rule.advice().map(str::to_string),
+            error: sev(Severity::Error),
+            warn: sev(Severity::Warn),
+            info: sev(Severity::Info),
+            groups,
+            layout,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_sizes_bin_by_powers_of_two() {
+        assert_eq!(bin_of(0), 0);
+        assert_eq!(bin_of(1024), 10);
+        assert_eq!(bin_of(1023), 9);
+    }
+
+    #[test]
+    fn excerpts_are_short_and_redacted() {
+        let e = excerpt("Authorization: Bearer abc\nnext line", Redaction::On);
+        assert!(!e.contains("abc"), "{e}");
+        assert_eq!(excerpt(&"x".repeat(500), Redaction::Off).chars().count(), EXCERPT_CHARS);
+    }
+}
