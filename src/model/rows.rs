@@ -5,6 +5,8 @@
 use std::sync::Arc;
 
 use super::message::Kind;
+use serde::Serialize;
+
 use super::schema::{categorical, table};
 use crate::ingest::frame::{Direction, Transport};
 
@@ -217,8 +219,8 @@ table! {
 }
 
 table! {
-    /// One row of `sessions`.
-    #[derive(Default)]
+    /// One row of `sessions` (also the report's session line).
+    #[derive(Default, Serialize)]
     pub struct SessionRow: "sessions" {
         /// Capture name.
         capture: String,

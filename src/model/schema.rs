@@ -234,6 +234,12 @@ macro_rules! categorical_column {
                     .collect()
             }
         }
+        /// Serialized as its table text (the report's JSON).
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str($crate::model::schema::Categorical::as_str(*self))
+            }
+        }
     )+};
 }
 pub(crate) use categorical_column;

@@ -16,6 +16,8 @@ pub enum DocumentError {
     Table { table: &'static str, source: PolarsError },
     #[error("aggregating for the report: {0}")]
     Query(#[from] QueryError),
+    #[error(transparent)]
+    Schema(#[from] crate::model::schema::SchemaError),
 }
 
 /// Whether secrets in free text (error messages, details, log lines) are replaced.
@@ -39,7 +41,7 @@ pub struct Report {
     pub totals: Totals,
     pub captures: Vec<CaptureAccount>,
     pub skipped_files: SkippedFiles,
-    pub sessions: Vec<SessionLine>,
+    pub sessions: Vec<crate::model::rows::SessionRow>,
     pub frame_sizes: FrameSizes,
     pub truncation: Vec<TruncationGroup>,
     /// One section per rule, in rule order.
@@ -101,28 +103,6 @@ pub struct SkippedFiles {
     pub names: Vec<String>,
 }
 
-/// One row of `sessions`.
-#[derive(Debug, Clone, Serialize)]
-pub struct SessionLine {
-    pub capture: String,
-    pub session: String,
-    pub transport: String,
-    pub client_name: Option<String>,
-    pub client_version: Option<String>,
-    pub server_name: Option<String>,
-    pub server_version: Option<String>,
-    pub protocol_version: Option<String>,
-    pub first_ts_us: Option<i64>,
-    pub last_ts_us: Option<i64>,
-    pub frames: u64,
-    pub bytes_c2s: u64,
-    pub bytes_s2c: u64,
-    pub max_frame_bytes: u64,
-    pub ending: String,
-    pub end_cause: Option<String>,
-    /// Redacted unless `--no-redact`.
-    pub last_error: Option<String>,
-}
 
 /// One bin of the frame-size histogram: frames with `lo_bytes <= wire_bytes < hi_bytes`.
 #[derive(Debug, Clone, Serialize)]

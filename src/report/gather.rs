@@ -10,6 +10,8 @@ use super::findings::Finding;
 use super::redact::redact;
 use super::stats::unaccounted;
 use crate::ingest::detect::Format;
+use crate::model::rows::SessionRow;
+use crate::model::schema::Table as _;
 use crate::pipeline::Loaded;
 use crate::query::header::ExcerptSource;
 use crate::query::rules::{Rule, Severity};
@@ -150,35 +152,13 @@ fn captures(loaded: &Loaded) -> (Vec<CaptureAccount>, SkippedFiles) {
     (out, skipped)
 }
 
-fn sessions(df: &DataFrame, redaction: Redaction) -> Result<Vec<SessionLine>, DocumentError> {
-    const T: &str = "sessions";
-    let s = |n| strings(df, T, n);
-    let i = |n| ints(df, T, n);
-    let (capture, session, transport, client_name, client_version) = (s("capture")?, s("session")?, s("transport")?, s("client_name")?, s("client_version")?);
-    let (server_name, server_version, protocol_version, ending, end_cause, last_error) =
-        (s("server_name")?, s("server_version")?, s("protocol_version")?, s("ending")?, s("end_cause")?, s("last_error")?);
-    let (first, last, frames, c2s, s2c, max) = (i("first_ts_us")?, i("last_ts_us")?, i("frames")?, i("bytes_c2s")?, i("bytes_s2c")?, i("max_frame_bytes")?);
-    Ok((0..df.height())
-        .map(|k| SessionLine {
-            capture: capture[k].clone().unwrap_or_default(),
-            session: session[k].clone().unwrap_or_default(),
-            transport: transport[k].clone().unwrap_or_default(),
-            client_name: client_name[k].clone(),
-            client_version: client_version[k].clone(),
-            server_name: server_name[k].clone(),
-            server_version: server_version[k].clone(),
-            protocol_version: protocol_version[k].clone(),
-            first_ts_us: first[k],
-            last_ts_us: last[k],
-            frames: nonneg(frames[k]),
-            bytes_c2s: nonneg(c2s[k]),
-            bytes_s2c: nonneg(s2c[k]),
-            max_frame_bytes: nonneg(max[k]),
-            ending: ending[k].clone().unwrap_or_default(),
-            end_cause: end_cause[k].clone(),
-            last_error: last_error[k].as_deref().map(|e| excerpt(e, redaction)),
-        })
-        .collect())
+/// The sessions table as rows, with `last_error` shortened and redacted for the page.
+fn sessions(df: &DataFrame, redaction: Redaction) -> Result<Vec<SessionRow>, DocumentError> {
+    let mut rows = SessionRow::rows_from_df(df)?;
+    for r in &mut rows {
+        r.last_error = r.last_error.as_deref().map(|e| excerpt(e, redaction));
+    }
+    Ok(rows)
 }
 
 /// Power-of-two bin of a size: 0 and 1 byte are bin 0, 2..4 bin 1, ...

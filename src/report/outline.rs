@@ -195,7 +195,7 @@ impl Report {
             .sessions
             .iter()
             .map(|s| {
-                let mut ending = vec![if s.ending == "abrupt" { Span::Strong(s.ending.clone()) } else { t(s.ending.clone()) }];
+                let mut ending = vec![if s.ending.as_str() == "abrupt" { Span::Strong(s.ending.as_str().to_string()) } else { t(s.ending.as_str()) }];
                 if let Some(cause) = &s.end_cause {
                     ending.push(t(format!(": {cause}")));
                 }
@@ -206,7 +206,7 @@ impl Report {
                 vec![
                     vec![code(s.capture.clone())],
                     vec![code(s.session.clone())],
-                    vec![t(s.transport.clone())],
+                    vec![t(s.transport.as_str())],
                     vec![t(name_version(&s.client_name, &s.client_version))],
                     vec![t(name_version(&s.server_name, &s.server_version))],
                     vec![t(s.protocol_version.clone().unwrap_or_else(|| "?".into()))],
