@@ -12,7 +12,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let loaded = super::load_inputs(&args.input)?;
     let df = run_rules(&loaded.tables, &rules)?;
     let findings = findings_from(&df, !args.no_redact)?;
-    let captures = loaded.captures.iter().filter(|c| !c.rows.frames_by_kind.is_empty() || !c.rows.events.is_empty()).count();
+    let captures = loaded.captures.iter().filter(|c| c.is_capture()).count();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let exporter: &dyn Exporter<CheckRun<'_>> = match args.format {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::ingest::discover::{CaptureInput, DiscoverError, PairSpec, discover};
-use crate::ingest::run::{FileReport, IngestOptions, ingest_capture};
+use crate::ingest::run::{FileReport, IngestOptions, ingest_capture, is_not_a_capture};
 use crate::model::capture::{CaptureRows, ModelOptions};
 use crate::model::tables::{ReaderLimit, Tables, build_tables, default_limits};
 pub use observe::{Observer, Unobserved};
@@ -43,6 +43,14 @@ pub struct LoadedCapture {
     pub name: String,
     pub files: Vec<FileReport>,
     pub rows: CaptureRows,
+}
+
+impl LoadedCapture {
+    /// Whether this input is a capture at all (see [`is_not_a_capture`]): listed as skipped
+    /// when not, counted as a capture when it is.
+    pub fn is_capture(&self) -> bool {
+        !is_not_a_capture(&self.files, !self.rows.frames_by_kind.is_empty() || !self.rows.events.is_empty())
+    }
 }
 
 /// Everything a run loaded.

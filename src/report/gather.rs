@@ -9,7 +9,6 @@ use super::document::*;
 use super::findings::Finding;
 use super::redact::redact;
 use super::stats::unaccounted;
-use crate::ingest::detect::Format;
 use crate::model::rows::SessionRow;
 use crate::model::schema::Table as _;
 use crate::pipeline::Loaded;
@@ -111,10 +110,7 @@ fn captures(loaded: &Loaded) -> (Vec<CaptureAccount>, SkippedFiles) {
     let mut skipped = SkippedFiles::default();
     for c in &loaded.captures {
         let rows = &c.rows;
-        let not_a_capture = rows.frames_by_kind.is_empty()
-            && rows.events.is_empty()
-            && c.files.iter().all(|f| matches!(f.format, Format::Unrecognized | Format::Empty));
-        if not_a_capture {
+        if !c.is_capture() {
             skipped.count += 1;
             skipped.bytes += c.files.iter().map(|f| f.bytes_read).sum::<u64>();
             skipped.names.push(c.name.clone());
