@@ -56,12 +56,12 @@ fn truncated_gzip_keeps_what_decoded_and_says_so() {
     let n = scalar(&loaded, "SELECT COUNT(*) AS n FROM frames WHERE kind = 'notification'");
     assert!(n > 100 && n < 2000, "decoded part kept: {n}");
     let cap = &loaded.captures[0];
-    assert!(cap.rows.diagnostics.iter().any(|d| d.reason == "read_error"), "{:?}", cap.rows.diagnostics);
+    assert!(cap.rows.accounting.diagnostics.iter().any(|d| d.reason == "read_error"), "{:?}", cap.rows.accounting.diagnostics);
 
     // In a stdio pair the diagnostic names the file that was cut, not the pair.
     write(&dir, "c2s.log", b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n");
     let loaded = load_paths(std::slice::from_ref(&dir));
-    let d = loaded.captures[0].rows.diagnostics.iter().find(|d| d.reason == "read_error").expect("read_error");
+    let d = loaded.captures[0].rows.accounting.diagnostics.iter().find(|d| d.reason == "read_error").expect("read_error");
     assert_eq!(d.file, dir.join("s2c.log.gz").display().to_string());
 }
 
@@ -71,9 +71,9 @@ fn empty_unreadable_and_unrecognised_files_are_reported() {
     write(&dir, "empty.log", b"");
     write(&dir, "notes.txt", b"just some notes\nnothing here\n");
     let loaded = load_paths(std::slice::from_ref(&dir));
-    let reasons: Vec<&str> = loaded.captures.iter().flat_map(|c| c.rows.diagnostics.iter().map(|d| d.reason)).collect();
+    let reasons: Vec<&str> = loaded.captures.iter().flat_map(|c| c.rows.accounting.diagnostics.iter().map(|d| d.reason)).collect();
     assert_eq!(reasons, vec!["unrecognized_format"]);
-    let skipped: u64 = loaded.captures.iter().flat_map(|c| c.rows.skipped_bytes.values()).sum();
+    let skipped: u64 = loaded.captures.iter().flat_map(|c| c.rows.accounting.skipped_bytes.values()).sum();
     assert_eq!(skipped, 29);
     #[cfg(unix)]
     {
@@ -82,7 +82,7 @@ fn empty_unreadable_and_unrecognised_files_are_reported() {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
         if std::fs::read(&p).is_err() {
             let loaded = load_paths(&[p]);
-            assert_eq!(loaded.captures[0].rows.diagnostics[0].reason, "unreadable_file");
+            assert_eq!(loaded.captures[0].rows.accounting.diagnostics[0].reason, "unreadable_file");
         }
     }
 }

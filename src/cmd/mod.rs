@@ -48,7 +48,7 @@ pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc
     ];
     let mut summarised = vec![0usize; SUMMARISED.len()];
     for c in &loaded.captures {
-        for d in &c.rows.diagnostics {
+        for d in &c.rows.accounting.diagnostics {
             match SUMMARISED.iter().position(|(r, _)| *r == d.reason) {
                 Some(i) if !args.stats => summarised[i] += 1,
                 _ if !args.quiet => eprintln!("mcpsift: {}: byte {}: {}: {}", d.file, d.offset, d.reason, d.detail),

@@ -49,15 +49,6 @@ pub struct CaptureRows {
     pub unmatched_responses: u64,
 }
 
-/// The accounting's fields (`rows.diagnostics`, `rows.frame_bytes`, ...) read as the
-/// capture's own, as they did before the accounting moved to ingest.
-impl std::ops::Deref for CaptureRows {
-    type Target = Accounting;
-    fn deref(&self) -> &Accounting {
-        &self.accounting
-    }
-}
-
 /// Options of the model stage.
 #[derive(Clone, Default)]
 pub struct ModelOptions {

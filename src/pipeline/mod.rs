@@ -49,7 +49,7 @@ impl LoadedCapture {
     /// Whether this input is a capture at all (see [`is_not_a_capture`]): listed as skipped
     /// when not, counted as a capture when it is.
     pub fn is_capture(&self) -> bool {
-        !is_not_a_capture(&self.files, !self.rows.frames_by_kind.is_empty() || !self.rows.events.is_empty())
+        !is_not_a_capture(&self.files, !self.rows.accounting.frames_by_kind.is_empty() || !self.rows.events.is_empty())
     }
 }
 

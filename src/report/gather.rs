@@ -117,7 +117,7 @@ fn captures(loaded: &Loaded) -> (Vec<CaptureAccount>, SkippedFiles) {
             continue;
         }
         let mut diagnostics = BTreeMap::new();
-        for d in &rows.diagnostics {
+        for d in &rows.accounting.diagnostics {
             *diagnostics.entry(d.reason).or_insert(0usize) += 1;
         }
         out.push(CaptureAccount {
@@ -135,11 +135,11 @@ fn captures(loaded: &Loaded) -> (Vec<CaptureAccount>, SkippedFiles) {
                 })
                 .collect(),
             bytes_read: c.files.iter().map(|f| f.bytes_read).sum(),
-            frame_bytes: rows.frame_bytes,
-            frames: rows.frames_by_kind.values().sum(),
-            frames_by_kind: rows.frames_by_kind.clone(),
-            framing_bytes: rows.framing.values().sum(),
-            skipped_bytes: rows.skipped_bytes.clone(),
+            frame_bytes: rows.accounting.frame_bytes,
+            frames: rows.accounting.frames_by_kind.values().sum(),
+            frames_by_kind: rows.accounting.frames_by_kind.clone(),
+            framing_bytes: rows.accounting.framing.values().sum(),
+            skipped_bytes: rows.accounting.skipped_bytes.clone(),
             unaccounted_bytes: i64::try_from(unaccounted(&c.files, rows)).unwrap_or(i64::MAX),
             events: rows.events.len(),
             diagnostics,

@@ -21,15 +21,15 @@ pub fn thousands(n: u64) -> String {
 /// Bytes read that are neither in frames, framing nor skips (0 when the accounting closes).
 pub fn unaccounted(files: &[FileReport], rows: &CaptureRows) -> i128 {
     let read: u64 = files.iter().map(|f| f.bytes_read).sum();
-    let framing: u64 = rows.framing.values().sum();
-    let skipped: u64 = rows.skipped_bytes.values().sum();
-    read as i128 - (rows.frame_bytes + framing + skipped) as i128
+    let framing: u64 = rows.accounting.framing.values().sum();
+    let skipped: u64 = rows.accounting.skipped_bytes.values().sum();
+    read as i128 - (rows.accounting.frame_bytes + framing + skipped) as i128
 }
 
 /// Renders the accounting of one capture.
 pub fn render_capture(name: &str, files: &[FileReport], rows: &CaptureRows) -> String {
     let mut s = String::new();
-    if is_not_a_capture(files, !rows.frames_by_kind.is_empty() || !rows.events.is_empty()) {
+    if is_not_a_capture(files, !rows.accounting.frames_by_kind.is_empty() || !rows.events.is_empty()) {
         let bytes: u64 = files.iter().map(|f| f.bytes_read).sum();
         let what = files.first().map_or("empty", |f| f.format.as_str());
         let _ = writeln!(s, "{name}: skipped ({what}, {} bytes)", thousands(bytes));
@@ -42,14 +42,14 @@ pub fn render_capture(name: &str, files: &[FileReport], rows: &CaptureRows) -> S
     }
     let read: u64 = files.iter().map(|f| f.bytes_read).sum();
     let _ = writeln!(s, "  bytes read    {}", thousands(read));
-    let kinds: Vec<String> = rows.frames_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    let nframes: u64 = rows.frames_by_kind.values().sum();
-    let _ = writeln!(s, "  in frames     {} ({} frames: {})", thousands(rows.frame_bytes), nframes, if kinds.is_empty() { "none".into() } else { kinds.join(", ") });
-    let framing: u64 = rows.framing.values().sum();
-    let parts: Vec<String> = rows.framing.iter().map(|(k, n)| format!("{k} {}", thousands(*n))).collect();
+    let kinds: Vec<String> = rows.accounting.frames_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let nframes: u64 = rows.accounting.frames_by_kind.values().sum();
+    let _ = writeln!(s, "  in frames     {} ({} frames: {})", thousands(rows.accounting.frame_bytes), nframes, if kinds.is_empty() { "none".into() } else { kinds.join(", ") });
+    let framing: u64 = rows.accounting.framing.values().sum();
+    let parts: Vec<String> = rows.accounting.framing.iter().map(|(k, n)| format!("{k} {}", thousands(*n))).collect();
     let _ = writeln!(s, "  framing       {}{}", thousands(framing), if parts.is_empty() { String::new() } else { format!(" ({})", parts.join(", ")) });
-    let skipped: u64 = rows.skipped_bytes.values().sum();
-    let parts: Vec<String> = rows.skipped_bytes.iter().map(|(k, n)| format!("{k} {}", thousands(*n))).collect();
+    let skipped: u64 = rows.accounting.skipped_bytes.values().sum();
+    let parts: Vec<String> = rows.accounting.skipped_bytes.iter().map(|(k, n)| format!("{k} {}", thousands(*n))).collect();
     let _ = writeln!(s, "  skipped       {}{}", thousands(skipped), if parts.is_empty() { String::new() } else { format!(" ({})", parts.join(", ")) });
     let gap = unaccounted(files, rows);
     if gap != 0 {
