@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::util::{load_paths, rows, scalar, temp_dir};
+use crate::util::{load_paths, mcpsift, rows, scalar, temp_dir};
 
 fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let p = dir.join(name);
@@ -172,4 +172,21 @@ fn a_capture_of_many_frames_spans_columnar_chunks_without_loss() {
         let df = polars::prelude::ParquetReader::new(file).finish().unwrap();
         assert_eq!(df.height(), rows, "{table}");
     }
+}
+
+#[test]
+fn a_symlink_loop_is_reported_and_every_file_read_once() {
+    let dir = temp_dir("symlink-loop");
+    let line = "{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n";
+    std::fs::write(dir.join("c2s.log"), line.repeat(3)).unwrap();
+    std::fs::write(dir.join("s2c.log"), "{\"jsonrpc\":\"2.0\",\"result\":{},\"id\":1}\n").unwrap();
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&dir, dir.join("sub").join("back")).unwrap();
+    std::os::unix::fs::symlink(dir.join("c2s.log"), dir.join("sub").join("again.log")).unwrap();
+    let out = mcpsift(&["query", dir.to_str().unwrap(), "--sql", "SELECT COUNT(*) AS n FROM frames", "--format", "csv"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "n\n4\n", "3 requests and 1 response, each read once");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.matches("symlink loop").count(), 1, "{err}");
+    assert!(err.contains("sub/back"), "{err}");
 }

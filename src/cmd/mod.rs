@@ -37,6 +37,11 @@ fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) 
 /// [`load_inputs`], handing finished `frames`/`calls` chunks to `chunk_sink` when given.
 pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) -> anyhow::Result<Loaded> {
     let loaded = mcpsift::pipeline::run(&request(args, chunk_sink)?, &Bar::stderr(args.quiet))?;
+    if !args.quiet {
+        for link in &loaded.symlink_loops {
+            eprintln!("mcpsift: {}: symlink loop (leads back to a folder being read): not followed", link.display());
+        }
+    }
     // Expected, harmless skips are summarised per reason; everything else gets its own line.
     const SUMMARISED: &[(&str, &str)] = &[
         ("unrecognized_format", "file(s) that are not captures or logs"),

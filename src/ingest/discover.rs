@@ -112,8 +112,16 @@ fn split_tokens(s: &str) -> Vec<(&str, &str)> {
 }
 
 /// Expands `paths` (files and folders, walked recursively in name order) into captures.
+/// What discovery found: the captures, and the symlinks that lead back into a folder being
+/// walked (not followed).
+#[derive(Debug, Default)]
+pub struct Discovery {
+    pub inputs: Vec<CaptureInput>,
+    pub symlink_loops: Vec<PathBuf>,
+}
+
 /// Files named in the explicit `pairs` are not paired again.
-pub fn discover(paths: &[PathBuf], pairs: &[PairSpec]) -> Result<Vec<CaptureInput>, DiscoverError> {
+pub fn discover(paths: &[PathBuf], pairs: &[PairSpec]) -> Result<Discovery, DiscoverError> {
     let mut out = Vec::new();
     let mut claimed: Vec<PathBuf> = Vec::new();
     for PairSpec { c2s, s2c } in pairs {
@@ -126,33 +134,56 @@ pub fn discover(paths: &[PathBuf], pairs: &[PairSpec]) -> Result<Vec<CaptureInpu
         claimed.push(s2c);
     }
     let mut files = Vec::new();
+    let mut walk = Walk::default();
     for path in paths {
         let meta = std::fs::metadata(path).map_err(|source| DiscoverError::Io { path: path.clone(), source })?;
         if meta.is_dir() {
-            walk(path, &mut files)?;
+            walk.dir(path, &mut files)?;
         } else {
             files.push(path.clone());
         }
     }
-    // Files named twice (a folder and a file in it) are one capture.
+    // Files named twice (a folder and a file in it, or one file by two links) are one capture.
     let mut seen = std::collections::HashSet::new();
-    files.retain(|f| !claimed.contains(f) && seen.insert(f.clone()));
+    files.retain(|f| !claimed.contains(f) && seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
     out.extend(pair_up(files));
-    Ok(out)
+    Ok(Discovery { inputs: out, symlink_loops: walk.loops })
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), DiscoverError> {
-    let rd = std::fs::read_dir(dir).map_err(|source| DiscoverError::Io { path: dir.into(), source })?;
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for e in entries {
-        if e.is_dir() {
-            walk(&e, files)?;
-        } else {
-            files.push(e);
+/// Folders walked so far, by their real path: a folder reached again through a symlink is not
+/// walked again (so every file is read once), and one that points back to a folder being
+/// walked is a loop, reported in [`Walk::loops`].
+#[derive(Default)]
+struct Walk {
+    walked: std::collections::HashSet<PathBuf>,
+    open: Vec<PathBuf>,
+    loops: Vec<PathBuf>,
+}
+
+impl Walk {
+    fn dir(&mut self, dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), DiscoverError> {
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if self.open.contains(&real) {
+            self.loops.push(dir.to_path_buf());
+            return Ok(());
         }
+        if !self.walked.insert(real.clone()) {
+            return Ok(());
+        }
+        let rd = std::fs::read_dir(dir).map_err(|source| DiscoverError::Io { path: dir.into(), source })?;
+        let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        entries.sort();
+        self.open.push(real);
+        for e in entries {
+            if e.is_dir() {
+                self.dir(&e, files)?;
+            } else {
+                files.push(e);
+            }
+        }
+        self.open.pop();
+        Ok(())
     }
-    Ok(())
 }
 
 /// Groups files of one listing into pairs by direction token within the same folder.

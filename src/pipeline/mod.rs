@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::ingest::discover::{CaptureInput, DiscoverError, PairSpec, discover};
+use crate::ingest::discover::{CaptureInput, DiscoverError, Discovery, PairSpec, discover};
 use crate::ingest::run::{FileReport, IngestOptions, ingest_capture, is_not_a_capture};
 use crate::model::capture::{CaptureRows, ModelOptions};
 use crate::model::tables::{ReaderLimit, Tables, build_tables, default_limits};
@@ -57,6 +57,8 @@ impl LoadedCapture {
 pub struct Loaded {
     pub captures: Vec<LoadedCapture>,
     pub tables: Tables,
+    /// Symlinks that point back into a folder being walked: not followed.
+    pub symlink_loops: Vec<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +89,7 @@ pub fn run(request: &Request, observer: &dyn Observer) -> Result<Loaded, LoadErr
 }
 
 fn run_here(request: &Request, observer: &dyn Observer) -> Result<Loaded, LoadError> {
-    let inputs = discover(&request.paths, &request.pairs)?;
+    let Discovery { inputs, symlink_loops } = discover(&request.paths, &request.pairs)?;
     let model_opts = Arc::new(request.model.clone());
     let opts = &request.ingest;
     let mut captures: Vec<LoadedCapture> = if observer.watching() {
@@ -117,7 +119,7 @@ fn run_here(request: &Request, observer: &dyn Observer) -> Result<Loaded, LoadEr
             eprintln!("[rss] table {name}: {} rows, {} bytes estimated", df.height(), df.estimated_size());
         }
     }
-    Ok(Loaded { captures, tables })
+    Ok(Loaded { captures, tables, symlink_loops })
 }
 
 fn load_capture(input: &CaptureInput, ingest: &channel::IngestFn<'_>, model_opts: &Arc<ModelOptions>) -> LoadedCapture {

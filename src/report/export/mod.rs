@@ -41,6 +41,6 @@ pub trait Exporter<T: ?Sized> {
 pub struct CheckRun<'a> {
     pub findings: &'a [Finding],
     pub rules: &'a [Rule],
-    /// Captures that held frames or events.
+    /// Inputs that are captures (`LoadedCapture::is_capture`).
     pub captures: usize,
 }
