@@ -6,7 +6,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("queries");
+    // Read at run time: a build script compiled in another checkout (a shared target dir)
+    // must still read this one.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&manifest_dir).join("queries");
     let list = dir.join("BUILTIN");
     println!("cargo::rerun-if-changed={}", list.display());
     let text = std::fs::read_to_string(&list).expect("queries/BUILTIN lists the built-in rules");

@@ -95,9 +95,12 @@ pub struct TablesArgs {
     /// Folder to write the tables into (created if missing).
     #[arg(long)]
     pub out: PathBuf,
-    /// File format of the tables.
+    /// File format of the tables: a Parquet dataset (refreshed incrementally) or CSV files.
     #[arg(long, value_enum, default_value_t = TableFileFormat::Parquet)]
     pub format: TableFileFormat,
+    /// Drop the parts of inputs the dataset holds that were not given this time (or are gone).
+    #[arg(long)]
+    pub prune: bool,
 }
 
 /// Output formats of `check`.

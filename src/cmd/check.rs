@@ -9,10 +9,10 @@ use mcpsift::report::findings::findings_from;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let rules = select(load_rules(args.queries.as_deref())?, &args.rule)?;
-    let loaded = super::load_inputs(&args.input)?;
-    let df = run_rules(&loaded.tables, &rules)?;
+    let audit = super::open_inputs(&args.input)?;
+    let df = run_rules(&audit.source, &rules)?;
     let findings = findings_from(&df, !args.no_redact)?;
-    let captures = loaded.captures.iter().filter(|c| c.is_capture()).count();
+    let captures = audit.captures.iter().filter(|c| c.is_capture()).count();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let exporter: &dyn Exporter<CheckRun<'_>> = match args.format {

@@ -5,6 +5,9 @@ pub mod query;
 pub mod report;
 pub mod tables;
 
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use anyhow::Context as _;
 
 use crate::cli::InputArgs;
@@ -12,16 +15,70 @@ use crate::progress::Bar;
 use mcpsift::ingest::run::IngestOptions;
 use mcpsift::model::capture::{ChunkSink, ModelOptions};
 use mcpsift::model::limits::default_limits;
-use mcpsift::pipeline::{Loaded, Request};
+use mcpsift::dataset::manifest::options_fingerprint;
+use mcpsift::dataset::{Dataset, DatasetSource, WriteOptions, Writer, is_dataset};
+use mcpsift::pipeline::{Loaded, LoadedCapture, Request};
 use mcpsift::report::stats::render_capture;
 
-/// Loads the inputs, printing diagnostics (unless quiet) and the accounting (with --stats).
+/// A run's captures and tables, read from a dataset (given, or written for raw inputs into a
+/// temporary one): memory holds what a query keeps, not the input.
+pub struct Audit {
+    pub captures: Vec<LoadedCapture>,
+    pub source: DatasetSource,
+    _temp: Option<TempDataset>,
+}
+
+/// A dataset folder removed when the command ends.
+struct TempDataset(PathBuf);
+
+impl TempDataset {
+    fn new() -> anyhow::Result<Self> {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("mcpsift-{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        std::fs::create_dir_all(&dir).with_context(|| format!("{}: cannot create a temporary dataset", dir.display()))?;
+        Ok(TempDataset(dir))
+    }
+}
+
+impl Drop for TempDataset {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Opens what the flags name for reading: a dataset folder as it is, raw inputs through a
+/// temporary dataset. Prints diagnostics (unless quiet) and the accounting (with --stats).
+pub fn open_inputs(args: &InputArgs) -> anyhow::Result<Audit> {
+    let request = request(args, None)?;
+    let datasets: Vec<&PathBuf> = args.paths.iter().filter(|p| is_dataset(p)).collect();
+    let (dir, temp, symlink_loops) = match datasets.as_slice() {
+        [] => {
+            let temp = TempDataset::new()?;
+            let writer = Writer::open(&temp.0, options_fingerprint(&request.ingest, &request.model), WriteOptions { prune: false, incremental: false })?;
+            let stored = mcpsift::pipeline::run_into(&request, &Bar::stderr(args.quiet), &writer)?;
+            writer.finish(&stored, &request.limits)?;
+            (temp.0.clone(), Some(temp), stored.symlink_loops)
+        }
+        [dir] if args.paths.len() == 1 && args.pair.is_empty() => ((*dir).clone(), None, Vec::new()),
+        [dir, ..] => anyhow::bail!("{}: a dataset must be the only input (give raw captures, or one dataset folder)", dir.display()),
+    };
+    let dataset = Dataset::open(&dir)?;
+    let captures = dataset.captures();
+    tell(args, &captures, &symlink_loops);
+    Ok(Audit { captures, source: dataset.source(&request.limits)?, _temp: temp })
+}
+
+/// Loads the inputs into memory, printing diagnostics (unless quiet) and the accounting (with
+/// --stats).
 pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
-    load_inputs_streaming(args, None)
+    let loaded = mcpsift::pipeline::run(&request(args, None)?, &Bar::stderr(args.quiet))?;
+    tell(args, &loaded.captures, &loaded.symlink_loops);
+    Ok(loaded)
 }
 
 /// The pipeline request the flags describe.
-fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) -> anyhow::Result<Request> {
+pub fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) -> anyhow::Result<Request> {
     let ingest = IngestOptions { max_frame_bytes: args.max_frame_bytes.max(1), forced_format: args.input_format, ports: args.port.clone() };
     let mut limits = default_limits();
     for limit in &args.limit {
@@ -34,11 +91,10 @@ fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) 
     Ok(Request { paths: args.paths.clone(), pairs: args.pair.clone(), ingest, model, limits, jobs: args.jobs.map(usize::from) })
 }
 
-/// [`load_inputs`], handing finished `frames`/`calls` chunks to `chunk_sink` when given.
-pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) -> anyhow::Result<Loaded> {
-    let loaded = mcpsift::pipeline::run(&request(args, chunk_sink)?, &Bar::stderr(args.quiet))?;
+/// Prints symlink loops and diagnostics (unless quiet) and the accounting (with --stats).
+pub fn tell(args: &InputArgs, captures: &[LoadedCapture], symlink_loops: &[PathBuf]) {
     if !args.quiet {
-        for link in &loaded.symlink_loops {
+        for link in symlink_loops {
             eprintln!("mcpsift: {}: symlink loop (leads back to a folder being read): not followed", link.display());
         }
     }
@@ -52,7 +108,7 @@ pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc
         ("port_filtered", "packet region(s) outside --port"),
     ];
     let mut summarised = vec![0usize; SUMMARISED.len()];
-    for c in &loaded.captures {
+    for c in captures {
         for d in &c.rows.accounting.diagnostics {
             match SUMMARISED.iter().position(|(r, _)| *r == d.reason) {
                 Some(i) if !args.stats => summarised[i] += 1,
@@ -61,7 +117,7 @@ pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc
             }
         }
         if args.stats {
-            eprint!("{}", render_capture(&c.name, &c.files, &c.rows));
+            eprint!("{}", render_capture(c));
         }
     }
     for (n, (_, what)) in summarised.iter().zip(SUMMARISED) {
@@ -69,5 +125,4 @@ pub fn load_inputs_streaming(args: &InputArgs, chunk_sink: Option<std::sync::Arc
             eprintln!("mcpsift: skipped {n} {what} (--stats lists them)");
         }
     }
-    Ok(loaded)
 }

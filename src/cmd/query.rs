@@ -25,8 +25,8 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<u8> {
             }
         }
     };
-    let loaded = super::load_inputs(&input)?;
-    let mut df = run_sql(&loaded.tables, &sql)?;
+    let audit = super::open_inputs(&input)?;
+    let mut df = run_sql(&audit.source, &sql)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     write_table(&mut df, args.format, &mut out)?;

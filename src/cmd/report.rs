@@ -30,12 +30,12 @@ fn format_of(args: &ReportArgs) -> anyhow::Result<ReportFormat> {
 pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let format = format_of(args)?;
     let rules = load_rules(args.queries.as_deref())?;
-    let loaded = super::load_inputs(&args.input)?;
-    let df = run_rules(&loaded.tables, &rules)?;
+    let audit = super::open_inputs(&args.input)?;
+    let df = run_rules(&audit.source, &rules)?;
     let redaction = if args.no_redact { Redaction::Off } else { Redaction::On };
     let findings = findings_from(&df, redaction == Redaction::On)?;
     let inputs: Vec<String> = args.input.paths.iter().map(|p| p.display().to_string()).chain(args.input.pair.iter().map(|p| format!("{}:{}", p.c2s.display(), p.s2c.display()))).collect();
-    let report = Report::gather(&inputs, &loaded, &rules, &findings, redaction)?;
+    let report = Report::gather(&inputs, &audit.captures, &audit.source, &rules, &findings, redaction)?;
     let exporter: &dyn Exporter<Report> = match format {
         ReportFormat::Md => &Markdown,
         ReportFormat::Html => &Html,

@@ -1,35 +1,44 @@
-//! `mcpsift tables`: every table written to a folder as Parquet or CSV. With Parquet, the
-//! `frames` and `calls` chunks are written while the captures are read, so memory stays
-//! bounded by the chunks in flight rather than by the row count.
+//! `mcpsift tables`: the tables as a Parquet dataset (`DIR/TABLE/part-*.parquet` and
+//! `DIR/manifest.json`, refreshed incrementally: only new or changed inputs are read), or as
+//! one CSV file per table for spreadsheets.
 
 use std::io::Write as _;
-use std::sync::Arc;
-
-use anyhow::Context as _;
 
 use crate::cli::TablesArgs;
-use mcpsift::model::capture::ChunkSink;
-use mcpsift::report::export::parquet::ParquetSpill;
+use mcpsift::dataset::manifest::options_fingerprint;
+use mcpsift::dataset::{WriteOptions, Writer};
 use mcpsift::report::table_out::{TableFileFormat, write_table_file};
 
 pub fn run(args: &TablesArgs) -> anyhow::Result<u8> {
-    std::fs::create_dir_all(&args.out).with_context(|| format!("{}: cannot create", args.out.display()))?;
-    let spill = (args.format == TableFileFormat::Parquet).then(|| Arc::new(ParquetSpill::new(&args.out)));
-    let sink = spill.clone().map(|s| s as Arc<dyn ChunkSink>);
-    let loaded = super::load_inputs_streaming(&args.input, sink)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    for (name, df) in loaded.tables.named() {
-        let streamed = spill.as_ref().and_then(|s| s.writer(name));
-        let (path, rows) = match streamed {
-            // Chunks went out during reading: add what was left, then close the file.
-            Some(stream) => stream.finish(df)?,
-            None => {
-                let path = write_table_file(df, &args.out, name, args.format)?;
-                (path, df.height() as u64)
-            }
-        };
-        writeln!(out, "{}\t{} rows", path.display(), rows)?;
+    if args.format == TableFileFormat::Csv {
+        std::fs::create_dir_all(&args.out).map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", args.out.display()))?;
+        let loaded = super::load_inputs(&args.input)?;
+        for (name, df) in loaded.tables.named() {
+            let path = write_table_file(df, &args.out, name, args.format)?;
+            writeln!(out, "{}\t{} rows", path.display(), df.height())?;
+        }
+        return Ok(0);
+    }
+    let request = super::request(&args.input, None)?;
+    let writer = Writer::open(&args.out, options_fingerprint(&request.ingest, &request.model), WriteOptions { prune: args.prune, incremental: true })?;
+    let stored = mcpsift::pipeline::run_into(&request, &crate::progress::Bar::stderr(args.input.quiet), &writer)?;
+    let summary = writer.finish(&stored, &request.limits)?;
+    let captures: Vec<_> = stored.read.into_iter().flatten().collect();
+    super::tell(&args.input, &captures, &stored.symlink_loops);
+    for (table, rows, parts) in &summary.tables {
+        writeln!(out, "{}\t{rows} rows\t{parts} parts", args.out.join(table).display())?;
+    }
+    if !args.input.quiet {
+        if let Some(why) = &summary.rebuilt {
+            eprintln!("mcpsift: {}: every input read again: the dataset was {why}", args.out.display());
+        }
+        eprintln!("mcpsift: {}: {} input(s) read, {} unchanged", args.out.display(), summary.read, summary.unchanged);
+        if !summary.missing.is_empty() {
+            let what = if summary.pruned { "dropped (--prune)" } else { "kept (--prune drops them)" };
+            eprintln!("mcpsift: {}: {} input(s) of the dataset not given or gone: {what}: {}", args.out.display(), summary.missing.len(), summary.missing.join(", "));
+        }
     }
     Ok(0)
 }

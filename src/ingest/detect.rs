@@ -23,6 +23,9 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, for reading a name back.
+    pub const ALL: [Format; 6] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Pcap => "pcap",

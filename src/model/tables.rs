@@ -8,6 +8,23 @@ use super::rows::{CallRow, EventRow, FrameRow, PageRow, SessionRow, ToolRow};
 use super::schema::Table;
 pub use super::limits::{ReaderLimit, default_limits};
 
+/// Every table's name, in [`Tables::named`] order.
+pub const TABLE_NAMES: [&str; 7] = [FrameRow::NAME, CallRow::NAME, SessionRow::NAME, ToolRow::NAME, EventRow::NAME, PageRow::NAME, ReaderLimit::NAME];
+
+/// The columns of the table `name`.
+pub fn schema_of(name: &str) -> Option<Schema> {
+    Some(match name {
+        FrameRow::NAME => FrameRow::schema(),
+        CallRow::NAME => CallRow::schema(),
+        SessionRow::NAME => SessionRow::schema(),
+        ToolRow::NAME => ToolRow::schema(),
+        EventRow::NAME => EventRow::schema(),
+        PageRow::NAME => PageRow::schema(),
+        ReaderLimit::NAME => ReaderLimit::schema(),
+        _ => return None,
+    })
+}
+
 /// All tables of a run.
 pub struct Tables {
     pub frames: DataFrame,

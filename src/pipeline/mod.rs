@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::ingest::discover::{CaptureInput, DiscoverError, Discovery, PairSpec, discover};
 use crate::ingest::run::{FileReport, IngestOptions, ingest_capture, is_not_a_capture};
-use crate::model::capture::{CaptureRows, ModelOptions};
+use crate::model::capture::{CaptureRows, ChunkSink, ModelOptions};
 use crate::model::tables::{ReaderLimit, Tables, build_tables, default_limits};
 pub use observe::{Observer, Unobserved};
 
@@ -43,13 +43,20 @@ pub struct LoadedCapture {
     pub name: String,
     pub files: Vec<FileReport>,
     pub rows: CaptureRows,
+    /// Events of the capture (kept when its rows go to a dataset).
+    pub events: usize,
 }
 
 impl LoadedCapture {
+    pub fn new(name: String, files: Vec<FileReport>, rows: CaptureRows) -> Self {
+        let events = rows.events.len();
+        LoadedCapture { name, files, rows, events }
+    }
+
     /// Whether this input is a capture at all (see [`is_not_a_capture`]): listed as skipped
     /// when not, counted as a capture when it is.
     pub fn is_capture(&self) -> bool {
-        !is_not_a_capture(&self.files, !self.rows.accounting.frames_by_kind.is_empty() || !self.rows.events.is_empty())
+        !is_not_a_capture(&self.files, !self.rows.accounting.frames_by_kind.is_empty() || self.events > 0)
     }
 }
 
@@ -71,21 +78,86 @@ pub enum LoadError {
     Tables(#[from] polars::prelude::PolarsError),
     #[error("cannot start {jobs} reading threads: {source}")]
     Pool { jobs: usize, source: rayon::ThreadPoolBuildError },
+    #[error("{capture}: storing its rows: {source}")]
+    Store { capture: String, source: Box<dyn std::error::Error + Send + Sync> },
+}
+
+/// Where a run's rows go capture by capture instead of into one set of tables (the dataset
+/// writer): the pipeline asks which inputs to read, hands each capture's finished chunks to
+/// the store's sink while reading, then the capture's remaining rows.
+pub trait CaptureStore: Sync {
+    /// Whether `input` must be read (false: the store holds its rows already).
+    fn wanted(&self, input: &CaptureInput) -> bool;
+    /// Where `input`'s finished `frames`/`calls` chunks go while it is read.
+    fn chunk_sink(&self, input: &CaptureInput) -> Arc<dyn ChunkSink>;
+    /// Takes the capture's remaining rows (leaving its accounting in `capture`).
+    fn store(&self, input: &CaptureInput, capture: &mut LoadedCapture) -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
+}
+
+/// What a run into a store read: every discovered input, whether it was read, and the read
+/// ones' accounting (their rows are in the store).
+pub struct Stored {
+    pub inputs: Vec<CaptureInput>,
+    pub read: Vec<Option<LoadedCapture>>,
+    pub symlink_loops: Vec<PathBuf>,
 }
 
 /// Runs the pipeline over `request`, telling `observer` how far it got. With `jobs`, the
 /// captures are read on a pool of that many threads (each capture also has its reading thread).
 pub fn run(request: &Request, observer: &dyn Observer) -> Result<Loaded, LoadError> {
+    on_pool(request, || run_here(request, observer))
+}
+
+/// [`run`], with each capture's rows handed to `store` as it is read: memory holds the
+/// captures being read, not the run.
+pub fn run_into(request: &Request, observer: &dyn Observer, store: &dyn CaptureStore) -> Result<Stored, LoadError> {
+    on_pool(request, || store_here(request, observer, store))
+}
+
+fn on_pool<T: Send>(request: &Request, work: impl FnOnce() -> Result<T, LoadError> + Send) -> Result<T, LoadError> {
     if request.paths.is_empty() && request.pairs.is_empty() {
         return Err(LoadError::NoInputs);
     }
     match request.jobs {
         Some(jobs) => {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.max(1)).build().map_err(|source| LoadError::Pool { jobs, source })?;
-            pool.install(|| run_here(request, observer))
+            pool.install(work)
         }
-        None => run_here(request, observer),
+        None => work(),
     }
+}
+
+fn store_here(request: &Request, observer: &dyn Observer, store: &dyn CaptureStore) -> Result<Stored, LoadError> {
+    let Discovery { inputs, symlink_loops } = discover(&request.paths, &request.pairs)?;
+    let wanted: Vec<bool> = inputs.par_iter().map(|i| store.wanted(i)).collect();
+    let opts = &request.ingest;
+    let expected: HashMap<String, u64> = if observer.watching() {
+        inputs.iter().zip(&wanted).filter(|(_, w)| **w).flat_map(|(i, _)| observe::files_of(i)).map(|p| (p.display().to_string(), observe::expected_bytes(p))).collect()
+    } else {
+        HashMap::new()
+    };
+    observer.started(expected.values().sum());
+    let read_one = |input: &CaptureInput| -> Result<LoadedCapture, LoadError> {
+        let model_opts = Arc::new(ModelOptions { chunk_sink: Some(store.chunk_sink(input)), ..request.model.clone() });
+        let mut capture = if observer.watching() {
+            let ingest = |input: &CaptureInput, model: &mut dyn crate::ingest::frame::Sink| {
+                let mut sink = observe::Counting::new(model, observer, &expected);
+                let files = ingest_capture(input, opts, &mut sink);
+                sink.end_file();
+                files
+            };
+            load_capture(input, &ingest, &model_opts)
+        } else {
+            load_capture(input, &|input, sink| ingest_capture(input, opts, sink), &model_opts)
+        };
+        store.store(input, &mut capture).map_err(|source| LoadError::Store { capture: input.name().to_string(), source })?;
+        Ok(capture)
+    };
+    let read: Vec<Option<LoadedCapture>> =
+        inputs.par_iter().zip(&wanted).map(|(input, w)| if *w { read_one(input).map(Some) } else { Ok(None) }).collect::<Result<_, _>>()?;
+    observer.finished();
+    trace_rss("stored");
+    Ok(Stored { inputs, read, symlink_loops })
 }
 
 fn run_here(request: &Request, observer: &dyn Observer) -> Result<Loaded, LoadError> {
@@ -124,7 +196,7 @@ fn run_here(request: &Request, observer: &dyn Observer) -> Result<Loaded, LoadEr
 
 fn load_capture(input: &CaptureInput, ingest: &channel::IngestFn<'_>, model_opts: &Arc<ModelOptions>) -> LoadedCapture {
     let (files, rows) = channel::capture_rows(input, ingest, model_opts);
-    LoadedCapture { name: input.name().to_string(), files, rows }
+    LoadedCapture::new(input.name().to_string(), files, rows)
 }
 
 /// [`run`] unobserved, with the options given one by one (tests and library users).

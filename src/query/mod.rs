@@ -6,11 +6,14 @@ use polars::sql::SQLContext;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
-use crate::model::tables::Tables;
+use crate::model::tables::TABLE_NAMES;
 
 pub mod header;
 pub mod rules;
 pub mod severity;
+pub mod source;
+
+pub use source::TableSource;
 
 #[derive(Debug, thiserror::Error)]
 pub enum QueryError {
@@ -23,17 +26,17 @@ pub enum QueryError {
 }
 
 /// A SQL context with every table registered under its DESIGN.md name.
-pub fn context(tables: &Tables) -> SQLContext {
+pub fn context(tables: &dyn TableSource) -> Result<SQLContext, QueryError> {
     let ctx = SQLContext::new();
-    for (name, df) in tables.named() {
-        ctx.register(name, df.clone().lazy());
+    for name in TABLE_NAMES {
+        ctx.register(name, tables.table(name)?);
     }
-    ctx
+    Ok(ctx)
 }
 
 /// Runs `sql` (one or more `;`-separated statements) and returns the last statement's rows.
-pub fn run_sql(tables: &Tables, sql: &str) -> Result<DataFrame, QueryError> {
-    let mut ctx = context(tables);
+pub fn run_sql(tables: &dyn TableSource, sql: &str) -> Result<DataFrame, QueryError> {
+    let mut ctx = context(tables)?;
     run_in(&mut ctx, sql)
 }
 
@@ -42,7 +45,7 @@ pub fn run_in(ctx: &mut SQLContext, sql: &str) -> Result<DataFrame, QueryError> 
     let statements = Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| QueryError::Parse(e.to_string()))?;
     let mut last = None;
     for stmt in statements {
-        last = Some(ctx.execute(&stmt.to_string())?.collect()?);
+        last = Some(source::collect(ctx.execute(&stmt.to_string())?)?);
     }
     last.ok_or(QueryError::Empty)
 }

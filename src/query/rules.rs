@@ -10,7 +10,7 @@ use polars::prelude::*;
 use super::header::RuleHeader;
 pub use super::severity::Severity;
 use super::{QueryError, context, run_in};
-use crate::model::tables::Tables;
+use super::TableSource;
 
 /// Separates the cause tokens of one finding in the `cause` column (primary cause first).
 pub const CAUSE_SEPARATOR: char = ',';
@@ -118,8 +118,8 @@ pub fn select(rules: Vec<Rule>, names: &[String]) -> Result<Vec<Rule>, RuleError
 }
 
 /// Runs one rule and returns its rows with exactly the findings columns and types.
-pub fn run_rule(tables: &Tables, rule: &Rule) -> Result<DataFrame, RuleError> {
-    let mut ctx = context(tables);
+pub fn run_rule(tables: &dyn TableSource, rule: &Rule) -> Result<DataFrame, RuleError> {
+    let mut ctx = context(tables).map_err(|source| RuleError::Query { rule: rule.name.clone(), source })?;
     let df = run_in(&mut ctx, &rule.sql).map_err(|source| RuleError::Query { rule: rule.name.clone(), source })?;
     normalize(&rule.name, &df)
 }
@@ -138,7 +138,7 @@ fn normalize(rule: &str, df: &DataFrame) -> Result<DataFrame, RuleError> {
 }
 
 /// Runs every rule; findings sorted by severity (error, warn, info), rule order, capture.
-pub fn run_rules(tables: &Tables, rules: &[Rule]) -> Result<DataFrame, RuleError> {
+pub fn run_rules(tables: &dyn TableSource, rules: &[Rule]) -> Result<DataFrame, RuleError> {
     let mut all = empty_findings();
     for (i, rule) in rules.iter().enumerate() {
         let mut df = run_rule(tables, rule)?;

@@ -11,10 +11,11 @@ use super::redact::redact;
 use super::stats::unaccounted;
 use crate::model::rows::SessionRow;
 use crate::model::schema::Table as _;
-use crate::pipeline::Loaded;
+use crate::pipeline::LoadedCapture;
 use crate::query::header::ExcerptSource;
 use crate::query::rules::{Rule, Severity};
-use crate::query::run_sql;
+use crate::query::source::collect;
+use crate::query::{TableSource, run_sql};
 
 fn column_err(table: &'static str) -> impl Fn(PolarsError) -> DocumentError {
     move |source| DocumentError::Table { table, source }
@@ -63,14 +64,15 @@ pub fn excerpt(text: &str, redaction: Redaction) -> String {
 impl Report {
     /// Gathers the report from a run: `rules` in reporting order, `findings` as read by
     /// [`super::findings::findings_from`] (already redacted when `redaction` is on).
-    pub fn gather(inputs: &[String], loaded: &Loaded, rules: &[Rule], findings: &[Finding], redaction: Redaction) -> Result<Report, DocumentError> {
+    pub fn gather(inputs: &[String], loaded: &[LoadedCapture], tables: &dyn TableSource, rules: &[Rule], findings: &[Finding], redaction: Redaction) -> Result<Report, DocumentError> {
         let (captures, skipped_files) = captures(loaded);
-        let sessions = sessions(&loaded.tables.sessions, redaction)?;
-        let frame_sizes = frame_sizes(&loaded.tables.frames, &loaded.tables.limits)?;
-        let truncation = truncation(loaded)?;
-        let rules = rule_sections(loaded, rules, findings, redaction)?;
-        let calls = loaded.tables.calls.height() as u64;
-        let tool_calls = strings(&loaded.tables.calls, "calls", "method")?.iter().filter(|m| m.as_deref() == Some("tools/call")).count() as u64;
+        let sessions_df = table(tables, "sessions", |lf| lf)?;
+        let sessions = sessions(&sessions_df, redaction)?;
+        let frame_sizes = frame_sizes(tables)?;
+        let calls = count(tables, |lf| lf)?;
+        let truncation = truncation(tables, calls)?;
+        let rules = rule_sections(tables, &sessions_df, rules, findings, redaction)?;
+        let tool_calls = count(tables, |lf| lf.filter(col("method").eq(lit("tools/call"))))?;
         let sev = |s: Severity| findings.iter().filter(|f| f.severity == s.as_str()).count();
         let totals = Totals {
             captures: captures.len(),
@@ -105,10 +107,22 @@ impl Report {
     }
 }
 
-fn captures(loaded: &Loaded) -> (Vec<CaptureAccount>, SkippedFiles) {
+/// The table `name`, narrowed by `shape`, collected.
+fn table(tables: &dyn TableSource, name: &'static str, shape: impl FnOnce(LazyFrame) -> LazyFrame) -> Result<DataFrame, DocumentError> {
+    let err = column_err(name);
+    collect(shape(tables.table(name).map_err(&err)?)).map_err(err)
+}
+
+/// The number of `calls` rows `filter` keeps.
+fn count(tables: &dyn TableSource, filter: impl FnOnce(LazyFrame) -> LazyFrame) -> Result<u64, DocumentError> {
+    let df = table(tables, "calls", |lf| filter(lf).select([len().alias("n")]))?;
+    Ok(ints(&df, "calls", "n")?.first().copied().flatten().map_or(0, |n| nonneg(Some(n))))
+}
+
+fn captures(loaded: &[LoadedCapture]) -> (Vec<CaptureAccount>, SkippedFiles) {
     let mut out = Vec::new();
     let mut skipped = SkippedFiles::default();
-    for c in &loaded.captures {
+    for c in loaded {
         let rows = &c.rows;
         if !c.is_capture() {
             skipped.count += 1;
@@ -141,7 +155,7 @@ fn captures(loaded: &Loaded) -> (Vec<CaptureAccount>, SkippedFiles) {
             framing_bytes: rows.accounting.framing.values().sum(),
             skipped_bytes: rows.accounting.skipped_bytes.clone(),
             unaccounted_bytes: i64::try_from(unaccounted(&c.files, rows)).unwrap_or(i64::MAX),
-            events: rows.events.len(),
+            events: c.events,
             diagnostics,
         });
     }
@@ -162,9 +176,13 @@ fn bin_of(bytes: u64) -> u32 {
     63 - bytes.max(1).leading_zeros()
 }
 
-fn frame_sizes(frames: &DataFrame, limits: &DataFrame) -> Result<FrameSizes, DocumentError> {
-    let wire = ints(frames, "frames", "wire_bytes")?;
-    let dir = strings(frames, "frames", "direction")?;
+fn frame_sizes(tables: &dyn TableSource) -> Result<FrameSizes, DocumentError> {
+    // Frames are counted per distinct (size, direction): far fewer than frames.
+    let frames = table(tables, "frames", |lf| lf.group_by([col("wire_bytes"), col("direction")]).agg([len().alias("n")]))?;
+    let limits = &table(tables, "limits", |lf| lf)?;
+    let wire = ints(&frames, "frames", "wire_bytes")?;
+    let dir = strings(&frames, "frames", "direction")?;
+    let n = ints(&frames, "frames", "n")?;
     let (name, bytes, ratio, scope, enabled) = (
         strings(limits, "limits", "name")?,
         ints(limits, "limits", "bytes")?,
@@ -183,17 +201,17 @@ fn frame_sizes(frames: &DataFrame, limits: &DataFrame) -> Result<FrameSizes, Doc
         .collect();
     let mut out = FrameSizes { limits, ..FrameSizes::default() };
     let mut counts: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
-    for (w, d) in wire.iter().zip(&dir) {
-        let w = nonneg(*w);
+    for ((w, d), n) in wire.iter().zip(&dir).zip(&n) {
+        let (w, n) = (nonneg(*w), nonneg(*n));
         let entry = counts.entry(bin_of(w)).or_default();
         if d.as_deref() == Some("c2s") {
-            entry.0 += 1;
+            entry.0 += n;
             out.largest_c2s = out.largest_c2s.max(w);
         } else {
-            entry.1 += 1;
+            entry.1 += n;
             out.largest_s2c = out.largest_s2c.max(w);
         }
-        out.frames += 1;
+        out.frames += n;
     }
     let limit_bins = out.limits.iter().filter(|l| l.enabled && l.bytes > 0).map(|l| bin_of(l.bytes));
     let all: Vec<u32> = counts.keys().copied().chain(limit_bins).collect();
@@ -212,11 +230,11 @@ fn frame_sizes(frames: &DataFrame, limits: &DataFrame) -> Result<FrameSizes, Doc
 /// with something lost; the report shows every group for scale).
 const TRUNCATION_SQL: &str = include_str!("../../queries/report/truncation_groups.sql");
 
-fn truncation(loaded: &Loaded) -> Result<Vec<TruncationGroup>, DocumentError> {
-    if loaded.tables.calls.height() == 0 {
+fn truncation(tables: &dyn TableSource, calls: u64) -> Result<Vec<TruncationGroup>, DocumentError> {
+    if calls == 0 {
         return Ok(Vec::new());
     }
-    let df = run_sql(&loaded.tables, TRUNCATION_SQL)?;
+    let df = run_sql(tables, TRUNCATION_SQL)?;
     const T: &str = "calls";
     let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
     let (calls, truncated, lost, cancelled, max) =
@@ -245,8 +263,10 @@ fn truncation(loaded: &Loaded) -> Result<Vec<TruncationGroup>, DocumentError> {
 type CallKey = (String, String, String);
 
 /// Error messages of calls, by (capture, session, rpc_id), for excerpts.
-fn call_messages(loaded: &Loaded) -> Result<BTreeMap<CallKey, String>, DocumentError> {
-    let df = &loaded.tables.calls;
+fn call_messages(tables: &dyn TableSource) -> Result<BTreeMap<CallKey, String>, DocumentError> {
+    let df = &table(tables, "calls", |lf| {
+        lf.filter(col("error_message").is_not_null()).select([col("capture"), col("session"), col("rpc_id"), col("error_message")])
+    })?;
     let (capture, session, rpc_id, message) = (strings(df, "calls", "capture")?, strings(df, "calls", "session")?, strings(df, "calls", "rpc_id")?, strings(df, "calls", "error_message")?);
     let mut out = BTreeMap::new();
     for k in 0..df.height() {
@@ -257,9 +277,8 @@ fn call_messages(loaded: &Loaded) -> Result<BTreeMap<CallKey, String>, DocumentE
     Ok(out)
 }
 
-fn rule_sections(loaded: &Loaded, rules: &[Rule], findings: &[Finding], redaction: Redaction) -> Result<Vec<RuleSection>, DocumentError> {
-    let messages = call_messages(loaded)?;
-    let sessions = &loaded.tables.sessions;
+fn rule_sections(tables: &dyn TableSource, sessions: &DataFrame, rules: &[Rule], findings: &[Finding], redaction: Redaction) -> Result<Vec<RuleSection>, DocumentError> {
+    let messages = call_messages(tables)?;
     let (s_capture, s_session, s_error) = (strings(sessions, "sessions", "capture")?, strings(sessions, "sessions", "session")?, strings(sessions, "sessions", "last_error")?);
     let last_error = |capture: &str, session: &str| -> Option<String> {
         (0..sessions.height())

@@ -2,8 +2,9 @@
 
 use std::fmt::Write as _;
 
-use crate::ingest::run::{FileReport, is_not_a_capture};
+use crate::ingest::run::FileReport;
 use crate::model::capture::CaptureRows;
+use crate::pipeline::LoadedCapture;
 
 /// Groups digits: 52345678 → `52,345,678`.
 pub fn thousands(n: u64) -> String {
@@ -27,9 +28,10 @@ pub fn unaccounted(files: &[FileReport], rows: &CaptureRows) -> i128 {
 }
 
 /// Renders the accounting of one capture.
-pub fn render_capture(name: &str, files: &[FileReport], rows: &CaptureRows) -> String {
+pub fn render_capture(capture: &LoadedCapture) -> String {
+    let (name, files, rows) = (&capture.name, &capture.files, &capture.rows);
     let mut s = String::new();
-    if is_not_a_capture(files, !rows.accounting.frames_by_kind.is_empty() || !rows.events.is_empty()) {
+    if !capture.is_capture() {
         let bytes: u64 = files.iter().map(|f| f.bytes_read).sum();
         let what = files.first().map_or("empty", |f| f.format.as_str());
         let _ = writeln!(s, "{name}: skipped ({what}, {} bytes)", thousands(bytes));

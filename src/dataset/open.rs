@@ -1,0 +1,105 @@
+//! Reading a dataset: the manifest checked (format, schema version), every part checked
+//! (present, of the size recorded, ending in Parquet's footer magic), the captures' accounting
+//! read back, and each table offered as one lazy scan over its parts in manifest order.
+
+use std::path::{Path, PathBuf};
+
+use polars::prelude::*;
+
+use super::manifest::{InputEntry, Manifest, Part};
+use super::{DatasetError, rebuild_command};
+use crate::model::schema::Table as _;
+use crate::model::tables::{ReaderLimit, schema_of};
+use crate::pipeline::LoadedCapture;
+use crate::query::TableSource;
+use crate::query::source::unknown;
+
+/// An opened, checked dataset.
+pub struct Dataset {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+}
+
+impl Dataset {
+    /// Opens `dir`, checking the manifest and every part it names.
+    pub fn open(dir: &Path) -> Result<Dataset, DatasetError> {
+        let manifest = Manifest::read(dir)?.ok_or_else(|| DatasetError::NotADataset { dir: dir.to_path_buf() })?;
+        if !manifest.same_schema() {
+            let paths: Vec<&str> = manifest.inputs.iter().flat_map(|e| &e.files).map(|f| f.path.as_str()).collect();
+            return Err(DatasetError::Schema {
+                dir: dir.to_path_buf(),
+                found: manifest.schema_version.clone(),
+                version: manifest.mcpsift_version.clone(),
+                expected: super::manifest::schema_version(),
+                rebuild: rebuild_command(&paths, dir),
+            });
+        }
+        for entry in &manifest.inputs {
+            for part in entry.all_parts() {
+                if let Some(problem) = part_problem(dir, part) {
+                    let paths: Vec<&str> = entry.files.iter().map(|f| f.path.as_str()).collect();
+                    return Err(DatasetError::Part { dir: dir.to_path_buf(), capture: entry.capture.clone(), file: part.file.clone(), problem, rebuild: rebuild_command(&paths, dir) });
+                }
+            }
+        }
+        Ok(Dataset { dir: dir.to_path_buf(), manifest })
+    }
+
+    /// The captures as a reading command sees them (accounting, no rows), in reading order.
+    pub fn captures(&self) -> Vec<LoadedCapture> {
+        self.manifest.inputs.iter().map(|e| e.summary.to_capture(&e.capture)).collect()
+    }
+
+    /// The tables of the dataset, with `limits` (the reading command's own) as the limits table.
+    pub fn source(&self, limits: &[ReaderLimit]) -> PolarsResult<DatasetSource> {
+        Ok(DatasetSource { dir: self.dir.clone(), inputs: self.manifest.inputs.clone(), limits: crate::model::schema::Table::to_df(&limits.iter().collect::<Vec<_>>())? })
+    }
+}
+
+/// Why a part cannot be read, if it cannot.
+fn part_problem(dir: &Path, part: &Part) -> Option<String> {
+    let path = dir.join(&part.file);
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some("missing".into()),
+        Err(e) => return Some(format!("unreadable ({e})")),
+    };
+    if meta.len() != part.bytes {
+        return Some(format!("corrupt ({} bytes, the manifest says {})", meta.len(), part.bytes));
+    }
+    let mut tail = [0u8; 4];
+    let ok = (|| -> std::io::Result<bool> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(&path)?;
+        f.seek(SeekFrom::End(-4))?;
+        f.read_exact(&mut tail)?;
+        Ok(&tail == b"PAR1")
+    })();
+    match ok {
+        Ok(true) => None,
+        Ok(false) => Some("corrupt (no Parquet footer)".into()),
+        Err(e) => Some(format!("unreadable ({e})")),
+    }
+}
+
+/// A dataset's tables as lazy scans.
+pub struct DatasetSource {
+    dir: PathBuf,
+    inputs: Vec<InputEntry>,
+    limits: DataFrame,
+}
+
+impl TableSource for DatasetSource {
+    fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
+        if name == ReaderLimit::NAME {
+            return Ok(self.limits.clone().lazy());
+        }
+        let schema = schema_of(name).ok_or_else(|| unknown(name))?;
+        let paths: Vec<PlRefPath> = self.inputs.iter().flat_map(|e| e.parts.get(name).into_iter().flatten()).map(|p| PlRefPath::new(self.dir.join(&p.file).display().to_string())).collect();
+        if paths.is_empty() {
+            return Ok(DataFrame::empty_with_schema(&schema).lazy());
+        }
+        let args = ScanArgsParquet { schema: Some(std::sync::Arc::new(schema)), glob: false, ..ScanArgsParquet::default() };
+        LazyFrame::scan_parquet_files(paths.into_iter().collect(), args)
+    }
+}

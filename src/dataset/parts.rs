@@ -1,0 +1,140 @@
+//! Part files of one table of one capture: chunks go over a bounded channel to a writer
+//! thread that encodes them into `TABLE/.part-ID-NNNN.parquet.tmp`, starting a new part every
+//! [`PART_ROWS`] rows; [`TableParts::finish`] renames them to their final names. Knows nothing
+//! of manifests or which captures to read.
+//!
+//! Encoding runs on its own thread, never on the reading pool under a lock: a pool worker
+//! waiting for encode jobs can steal another capture, which then waits on that lock (the hang
+//! `tables` had on several large captures).
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+
+use polars::prelude::*;
+
+use super::DatasetError;
+use super::manifest::Part;
+
+/// A capture's table is split into parts of at most this many rows (a large capture's frames
+/// become several files, which other engines read in parallel).
+pub const PART_ROWS: u64 = 1 << 20;
+/// Chunks waiting for the writer thread: bounds memory while a slow disk catches up.
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// A written part before its rename.
+struct Pending {
+    tmp: PathBuf,
+    file: String,
+    rows: u64,
+}
+
+type Running = (SyncSender<DataFrame>, JoinHandle<Result<Vec<Pending>, String>>);
+
+/// The parts of one table of one capture, being written.
+pub struct TableParts {
+    dir: PathBuf,
+    table: &'static str,
+    stem: String,
+    running: Mutex<Option<Running>>,
+}
+
+impl TableParts {
+    /// Parts `DIR/TABLE/STEM-NNNN.parquet`.
+    pub fn new(dir: &Path, table: &'static str, stem: &str) -> Self {
+        TableParts { dir: dir.to_path_buf(), table, stem: stem.to_string(), running: Mutex::new(None) }
+    }
+
+    /// Hands a chunk to the writer thread, starting it on first use. Errors are kept and
+    /// returned by [`TableParts::finish`].
+    pub fn write(&self, chunk: DataFrame) {
+        if chunk.height() == 0 {
+            return;
+        }
+        let sender = {
+            let mut guard = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            if guard.is_none() {
+                let (tx, rx) = sync_channel(CHUNKS_IN_FLIGHT);
+                let (dir, table, stem) = (self.dir.clone(), self.table, self.stem.clone());
+                *guard = Some((tx, std::thread::spawn(move || write_parts(&dir, table, &stem, rx))));
+            }
+            guard.as_ref().map(|(tx, _)| tx.clone())
+        };
+        // Sent outside the lock; a send fails only when the writer thread has gone, and then
+        // its error is returned by `finish`.
+        if let Some(tx) = sender {
+            let _ = tx.send(chunk);
+        }
+    }
+
+    /// Writes `rest`, closes the last part and renames every part into place.
+    pub fn finish(&self, rest: DataFrame) -> Result<Vec<Part>, DatasetError> {
+        self.write(rest);
+        let Some((tx, handle)) = self.running.lock().unwrap_or_else(|p| p.into_inner()).take() else { return Ok(Vec::new()) };
+        drop(tx);
+        let pending = handle.join().map_err(|_| DatasetError::Write { table: self.table, reason: "the writer thread panicked".into() })?.map_err(|reason| DatasetError::Write { table: self.table, reason })?;
+        let mut parts = Vec::new();
+        for p in pending {
+            let path = self.dir.join(&p.file);
+            std::fs::rename(&p.tmp, &path).map_err(|source| DatasetError::Io { path: path.clone(), source })?;
+            let bytes = std::fs::metadata(&path).map_err(|source| DatasetError::Io { path: path.clone(), source })?.len();
+            parts.push(Part { file: p.file, rows: p.rows, bytes });
+        }
+        Ok(parts)
+    }
+}
+
+/// The writer thread: every chunk received, in order, into parts of at most [`PART_ROWS`]
+/// rows. After an error the remaining chunks are drained (so senders never block) and the
+/// first error is returned.
+fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<DataFrame>) -> Result<Vec<Pending>, String> {
+    let folder = dir.join(table);
+    let mut done: Vec<Pending> = Vec::new();
+    let mut current: Option<(polars::io::parquet::write::BatchedWriter<File>, Pending)> = None;
+    let mut error = None;
+    for chunk in chunks {
+        if error.is_some() {
+            continue;
+        }
+        let result = (|| -> Result<(), String> {
+            if current.is_none() {
+                std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+                let n = done.len();
+                let file = format!("{table}/{stem}-{n:04}.parquet");
+                let tmp = folder.join(format!(".{stem}-{n:04}.parquet.tmp"));
+                let out = File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+                let writer = ParquetWriter::new(out).set_parallel(false).batched(chunk.schema()).map_err(|e| format!("{}: {e}", tmp.display()))?;
+                current = Some((writer, Pending { tmp, file, rows: 0 }));
+            }
+            if let Some((writer, pending)) = current.as_mut() {
+                writer.write_batch(&chunk).map_err(|e| format!("{}: {e}", pending.tmp.display()))?;
+                pending.rows += chunk.height() as u64;
+                if pending.rows >= PART_ROWS {
+                    close(&mut current, &mut done)?;
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            error = Some(e);
+        }
+    }
+    if let Some(e) = error {
+        for p in done.iter().chain(current.as_ref().map(|(_, p)| p)) {
+            let _ = std::fs::remove_file(&p.tmp);
+        }
+        return Err(e);
+    }
+    close(&mut current, &mut done)?;
+    Ok(done)
+}
+
+fn close(current: &mut Option<(polars::io::parquet::write::BatchedWriter<File>, Pending)>, done: &mut Vec<Pending>) -> Result<(), String> {
+    if let Some((writer, pending)) = current.take() {
+        writer.finish().map_err(|e| format!("{}: cannot finish: {e}", pending.tmp.display()))?;
+        done.push(pending);
+    }
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! Where a query's tables come from: a [`TableSource`] names a lazy frame per table, from the
+//! run's in-memory tables or from a dataset's part files (scanned lazily, so a query reads
+//! only the columns and rows it keeps). Runs nothing.
+
+use polars::prelude::*;
+
+use crate::model::tables::{TABLE_NAMES, Tables};
+
+/// The tables a query can name.
+pub trait TableSource {
+    /// The table `name` (one of [`TABLE_NAMES`]) as a lazy frame.
+    fn table(&self, name: &str) -> PolarsResult<LazyFrame>;
+}
+
+impl TableSource for Tables {
+    fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
+        self.named().into_iter().find(|(n, _)| *n == name).map(|(_, df)| df.clone().lazy()).ok_or_else(|| unknown(name))
+    }
+}
+
+pub(crate) fn unknown(name: &str) -> PolarsError {
+    PolarsError::ColumnNotFound(format!("no table {name:?} (tables: {})", TABLE_NAMES.join(", ")).into())
+}
+
+/// Runs a lazy frame to a DataFrame. Scans read only the columns a query names and apply its
+/// filters while reading. The in-memory engine, not polars' streaming one: polars 0.55's
+/// streaming engine panics (`unreachable`) lowering several of the shipped rules.
+pub fn collect(lf: LazyFrame) -> PolarsResult<DataFrame> {
+    lf.collect()
+}
