@@ -186,8 +186,8 @@ measure() {
 
 # Rows of mcpsift's frames table (one row per JSON-RPC message), read with DuckDB; "?" if unknown.
 count_frames() {
-    local t="$1/frames.parquet"
-    [[ -f $t ]] || { echo "?"; return; }
+    local t="$1/frames/*.parquet"
+    [[ -d $1/frames ]] || { echo "?"; return; }
     "$PY" -c 'import sys, duckdb; print(duckdb.connect().execute("SELECT count(*) FROM read_parquet(?)", [sys.argv[1]]).fetchone()[0])' \
         "$t" 2>/dev/null || echo "?"
 }

@@ -5,6 +5,7 @@ mod util;
 mod bad_input;
 mod check;
 mod cli;
+mod dataset;
 mod corpus;
 mod duckdb;
 mod pcap_corpus;

@@ -151,3 +151,17 @@ pub fn check_sessions_against_truth(loaded: &Loaded, capture_suffix: &str, sessi
         assert_eq!(r[0]["server_version"], s["serverInfo"]["version"], "{capture} session {id}");
     }
 }
+
+/// Rows of every Parquet file in a dataset's table folder (read with polars, not mcpsift).
+pub fn parquet_rows(folder: &Path) -> usize {
+    use polars::prelude::SerReader as _;
+    let mut rows = 0;
+    for entry in std::fs::read_dir(folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display())) {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "parquet") {
+            let file = std::fs::File::open(&path).unwrap();
+            rows += polars::prelude::ParquetReader::new(file).finish().unwrap().height();
+        }
+    }
+    rows
+}

@@ -3,8 +3,8 @@
 
 usage: run_rules.py TABLES_DIR QUERIES_DIR > findings.jsonl
 
-Each table is read from TABLES_DIR/NAME.parquet, or from every TABLES_DIR/NAME/*.parquet part
-(the dataset layout). Every QUERIES_DIR/*.sql is one rule; its rows are printed as JSON lines
+Each table is read from the parts TABLES_DIR/manifest.json names (the dataset `mcpsift tables`
+writes), else from TABLES_DIR/NAME.parquet or every TABLES_DIR/NAME/*.parquet. Every QUERIES_DIR/*.sql is one rule; its rows are printed as JSON lines
 with the rule file's name added as `rule_file`. Exit 1 naming the rule when one fails.
 """
 import glob
@@ -20,10 +20,19 @@ TABLES = ["frames", "calls", "sessions", "tools", "events", "pages", "limits"]
 def main() -> int:
     tables_dir, queries_dir = sys.argv[1], sys.argv[2]
     con = duckdb.connect()
+    manifest_path = os.path.join(tables_dir, "manifest.json")
+    manifest = json.load(open(manifest_path, encoding="utf-8")) if os.path.isfile(manifest_path) else None
     for name in TABLES:
-        single = os.path.join(tables_dir, f"{name}.parquet")
-        parts = sorted(glob.glob(os.path.join(tables_dir, name, "*.parquet")))
-        files = [single] if os.path.isfile(single) else parts
+        if manifest is not None:
+            # The parts the manifest names (never leftovers of an interrupted run), plus the
+            # zero-row schema file so an empty table still has its columns.
+            named = [p["file"] for e in manifest["inputs"] for p in e["parts"].get(name, [])]
+            if name == "limits" and manifest.get("limits"):
+                named = [manifest["limits"]["file"]]
+            files = [os.path.join(tables_dir, f) for f in named] + [os.path.join(tables_dir, name, "schema.parquet")]
+        else:
+            single = os.path.join(tables_dir, f"{name}.parquet")
+            files = [single] if os.path.isfile(single) else sorted(glob.glob(os.path.join(tables_dir, name, "*.parquet")))
         if not files:
             print(f"run_rules.py: no parquet for table {name} in {tables_dir}", file=sys.stderr)
             return 2

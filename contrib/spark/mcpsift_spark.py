@@ -51,7 +51,7 @@ def schemas(binary):
         subprocess.run([binary, "tables", "empty", "--out", "t", "-q"], cwd=tmp, check=True, capture_output=True)
         out = {}
         for name in TABLES:
-            schema = pq.read_schema(os.path.join(tmp, "t", f"{name}.parquet"))
+            schema = pq.read_schema(os.path.join(tmp, "t", name, "schema.parquet"))
             out[name] = T.StructType([T.StructField(f.name, spark_type(f.type), True) for f in schema])
         return out
 
@@ -76,7 +76,7 @@ def tables_of_group(group):
         for name in TABLES:
             if name == "limits":
                 continue  # the same for every capture: written once by the driver
-            for row in pq.read_table(os.path.join(tmp, "t", f"{name}.parquet")).to_pylist():
+            for row in pq.read_table(os.path.join(tmp, "t", name)).to_pylist():
                 yield name, row
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -118,7 +118,7 @@ def main():
 
                 os.mkdir(os.path.join(tmp, "empty"))
                 subprocess.run([os.path.abspath(args.mcpsift), "tables", "empty", "--out", "t", "-q"], cwd=tmp, check=True, capture_output=True)
-                data = pq.read_table(os.path.join(tmp, "t", "limits.parquet")).to_pylist()
+                data = pq.read_table(os.path.join(tmp, "t", "limits")).to_pylist()
             df = spark.createDataFrame(data, schema[name])
         else:
             df = spark.createDataFrame(rows.filter(lambda r, n=name: r[0] == n).map(lambda r: r[1]), schema[name])

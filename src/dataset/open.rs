@@ -57,7 +57,7 @@ impl Dataset {
 }
 
 /// Why a part cannot be read, if it cannot.
-fn part_problem(dir: &Path, part: &Part) -> Option<String> {
+pub(crate) fn part_problem(dir: &Path, part: &Part) -> Option<String> {
     let path = dir.join(&part.file);
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,

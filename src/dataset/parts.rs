@@ -18,9 +18,14 @@ use polars::prelude::*;
 use super::DatasetError;
 use super::manifest::Part;
 
-/// A capture's table is split into parts of at most this many rows (a large capture's frames
-/// become several files, which other engines read in parallel).
+/// A capture's table is split into parts of about this many rows (a large capture's frames
+/// become several files, which other engines read in parallel); `MCPSIFT_PART_ROWS` overrides.
 pub const PART_ROWS: u64 = 1 << 20;
+
+/// [`PART_ROWS`], or `MCPSIFT_PART_ROWS` when set to a positive number.
+fn part_rows() -> u64 {
+    std::env::var("MCPSIFT_PART_ROWS").ok().and_then(|v| v.parse::<u64>().ok()).filter(|n| *n > 0).unwrap_or(PART_ROWS)
+}
 /// Chunks waiting for the writer thread: bounds memory while a slow disk catches up.
 const CHUNKS_IN_FLIGHT: usize = 4;
 
@@ -87,13 +92,14 @@ impl TableParts {
 }
 
 /// The writer thread: every chunk received, in order, into parts of at most [`PART_ROWS`]
-/// rows. After an error the remaining chunks are drained (so senders never block) and the
+/// rows (a part ends after the chunk that reaches it). After an error the remaining chunks are drained (so senders never block) and the
 /// first error is returned.
 fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<DataFrame>) -> Result<Vec<Pending>, String> {
     let folder = dir.join(table);
     let mut done: Vec<Pending> = Vec::new();
     let mut current: Option<(polars::io::parquet::write::BatchedWriter<File>, Pending)> = None;
     let mut error = None;
+    let limit = part_rows();
     for chunk in chunks {
         if error.is_some() {
             continue;
@@ -111,7 +117,7 @@ fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<DataFrame>)
             if let Some((writer, pending)) = current.as_mut() {
                 writer.write_batch(&chunk).map_err(|e| format!("{}: {e}", pending.tmp.display()))?;
                 pending.rows += chunk.height() as u64;
-                if pending.rows >= PART_ROWS {
+                if pending.rows >= limit {
                     close(&mut current, &mut done)?;
                 }
             }

@@ -12,6 +12,7 @@ use polars::prelude::DataFrame;
 
 use super::DatasetError;
 use super::lock::Lock;
+use super::open::part_problem;
 use super::manifest::{INPUT_TABLES, InputEntry, InputFile, Manifest, Part, schema_version};
 use super::parts::TableParts;
 use super::summary::CaptureSummary;
@@ -149,11 +150,32 @@ impl Writer {
             let parts: Vec<&Part> = manifest.inputs.iter().flat_map(|e| e.parts.get(table).into_iter().flatten()).collect();
             summary.tables.push((table, parts.iter().map(|p| p.rows).sum(), parts.len()));
         }
+        write_schema_files(&self.dir)?;
         manifest.write(&self.dir)?;
         remove_unnamed(&self.dir, &manifest);
         Ok(summary)
     }
 }
+
+/// `TABLE/schema.parquet`, zero rows, in every table folder: other engines (DuckDB, Spark)
+/// globbing `TABLE/*.parquet` see the columns even of a table with no parts.
+fn write_schema_files(dir: &Path) -> Result<(), DatasetError> {
+    for table in INPUT_TABLES.into_iter().chain([ReaderLimit::NAME]) {
+        let schema = crate::model::tables::schema_of(table).unwrap_or_default();
+        let folder = dir.join(table);
+        std::fs::create_dir_all(&folder).map_err(|source| DatasetError::Io { path: folder.clone(), source })?;
+        let (tmp, path) = (folder.join(".schema.parquet.tmp"), folder.join(SCHEMA_FILE));
+        let file = std::fs::File::create(&tmp).map_err(|source| DatasetError::Io { path: tmp.clone(), source })?;
+        polars::prelude::ParquetWriter::new(file)
+            .finish(&mut DataFrame::empty_with_schema(&schema))
+            .map_err(|e| DatasetError::Write { table, reason: e.to_string() })?;
+        std::fs::rename(&tmp, &path).map_err(|source| DatasetError::Io { path, source })?;
+    }
+    Ok(())
+}
+
+/// The zero-row file of each table folder.
+pub const SCHEMA_FILE: &str = "schema.parquet";
 
 /// Removes part files (and temporary files of interrupted runs) no manifest entry names.
 /// Only files named like parts are touched.
@@ -194,7 +216,8 @@ impl CaptureStore for Writer {
             // A file that cannot be stat'ed is read, and ingest says why it fails.
             return true;
         };
-        let old = self.old_entry(input.name()).filter(|_| self.options.incremental);
+        // An entry whose parts are missing or damaged is read again.
+        let old = self.old_entry(input.name()).filter(|o| self.options.incremental && o.all_parts().all(|p| part_problem(&self.dir, p).is_none()));
         if let Some(old) = old.filter(|o| same_files(&files, &o.files, false)) {
             self.reused.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), old.clone());
             return false;
