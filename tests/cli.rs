@@ -46,10 +46,12 @@ fn tables_writes_every_table() {
         let out = mcpsift(&["tables", dir.to_str().unwrap(), "-q", "--out", out_dir.to_str().unwrap(), "--format", format]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         for t in ["frames", "calls", "sessions", "tools", "events", "pages", "limits"] {
-            let p = out_dir.join(format!("{t}.{format}"));
+            // The dataset: a folder per table holding at least its zero-row schema file.
+            let p = if format == "parquet" { out_dir.join(t).join("schema.parquet") } else { out_dir.join(format!("{t}.csv")) };
             assert!(std::fs::metadata(&p).map(|m| m.len() > 0).unwrap_or(false), "{}", p.display());
         }
     }
+    assert_eq!(crate::util::parquet_rows(&out_dir.join("frames")), 27 + 27);
     let frames_csv = std::fs::read_to_string(out_dir.join("frames.csv")).unwrap();
     // 27 messages in the stdio pair and 27 in the transcript, plus the header.
     assert_eq!(frames_csv.lines().count(), 1 + 27 + 27);

@@ -202,11 +202,16 @@ fn a_missing_or_corrupt_part_or_another_schema_is_an_error_naming_the_rebuild() 
     std::fs::write(&path, &flipped).unwrap();
     fails_with(&check(), &[&part, "corrupt"]);
     std::fs::remove_file(&path).unwrap();
-    fails_with(&check(), &[&part, "missing", "mcpsift tables"]);
+    let failed = check();
+    fails_with(&failed, &[&part, "missing", "mcpsift tables --pair"]);
 
     // The command the error names rebuilds the broken input's parts, and only those.
-    let (_, stderr) = tables(&input, &out, &[]);
-    assert!(stderr.contains("1 input(s) read, 1 unchanged"), "{stderr}");
+    let stderr = String::from_utf8_lossy(&failed.stderr).to_string();
+    let command = stderr.split('`').nth(1).expect("a command in backquotes").to_string();
+    let words: Vec<&str> = command.split(' ').skip(1).collect();
+    assert_eq!(words[0], "tables");
+    let (_, stderr) = ok(&mcpsift(&words.iter().map(|w| w.trim_matches('\'')).collect::<Vec<_>>()));
+    assert!(stderr.contains("1 input(s) read, 0 unchanged") && stderr.contains("1 input(s) of the dataset not given or gone: kept"), "{stderr}");
     ok(&check());
     assert_eq!(count(&out, "SELECT COUNT(*) AS n FROM calls"), 20);
     let manifest = read_json(&out.join("manifest.json"));

@@ -39,9 +39,17 @@ pub fn is_dataset(path: &Path) -> bool {
     path.is_dir() && manifest::Manifest::path(path).is_file()
 }
 
-/// The command that writes (or rewrites) `dir` from `inputs`.
-pub(crate) fn rebuild_command(inputs: &[&str], dir: &Path) -> String {
-    let shown: Vec<String> = inputs.iter().take(3).map(|p| shell_word(p)).collect();
+/// The command that writes (or rewrites) `dir` from the inputs of `entries`: a file by its
+/// path, a stdio pair as `--pair C2S:S2C`.
+pub(crate) fn rebuild_command<'a>(entries: impl IntoIterator<Item = &'a manifest::InputEntry>, dir: &Path) -> String {
+    let inputs: Vec<String> = entries
+        .into_iter()
+        .map(|e| match e.files.as_slice() {
+            [c2s, s2c] => format!("--pair {}", shell_word(&format!("{}:{}", c2s.path, s2c.path))),
+            files => files.iter().map(|f| shell_word(&f.path)).collect::<Vec<_>>().join(" "),
+        })
+        .collect();
+    let shown: Vec<&str> = inputs.iter().take(3).map(String::as_str).collect();
     let more = if inputs.len() > 3 { format!(" … ({} inputs)", inputs.len()) } else { String::new() };
     format!("mcpsift tables {}{more} --out {}", shown.join(" "), shell_word(&dir.display().to_string()))
 }

@@ -25,20 +25,18 @@ impl Dataset {
     pub fn open(dir: &Path) -> Result<Dataset, DatasetError> {
         let manifest = Manifest::read(dir)?.ok_or_else(|| DatasetError::NotADataset { dir: dir.to_path_buf() })?;
         if !manifest.same_schema() {
-            let paths: Vec<&str> = manifest.inputs.iter().flat_map(|e| &e.files).map(|f| f.path.as_str()).collect();
             return Err(DatasetError::Schema {
                 dir: dir.to_path_buf(),
                 found: manifest.schema_version.clone(),
                 version: manifest.mcpsift_version.clone(),
                 expected: super::manifest::schema_version(),
-                rebuild: rebuild_command(&paths, dir),
+                rebuild: rebuild_command(&manifest.inputs, dir),
             });
         }
         for entry in &manifest.inputs {
             for part in entry.all_parts() {
                 if let Some(problem) = part_problem(dir, part) {
-                    let paths: Vec<&str> = entry.files.iter().map(|f| f.path.as_str()).collect();
-                    return Err(DatasetError::Part { dir: dir.to_path_buf(), capture: entry.capture.clone(), file: part.file.clone(), problem, rebuild: rebuild_command(&paths, dir) });
+                    return Err(DatasetError::Part { dir: dir.to_path_buf(), capture: entry.capture.clone(), file: part.file.clone(), problem, rebuild: rebuild_command([entry], dir) });
                 }
             }
         }
