@@ -7,6 +7,7 @@
 -- counted too: the wire looks complete, but a TS client closed the pipe at that frame.
 -- Evidence: reference/field-notes.md "Connection deaths"; corpus stdio_ts_size_limit phase D,
 -- stdio_ts_pollution, stdio_ts_timeout.
+-- scope: capture
 -- title: Connection deaths
 -- severity error: the session ended abruptly, or a TS client would have dropped it at its largest frame
 -- severity warn: the session survived non-JSON lines on stdout

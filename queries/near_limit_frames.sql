@@ -7,6 +7,7 @@
 -- is 3 bytes a character and base64 makes images 4/3 larger (the base64 share is reported).
 -- Evidence: reference/field-notes.md "Reader limits"; corpus stdio_ts_size_limit phases C-D.
 -- Limits: the `limits` table (enabled rows), overridable with --limit NAME=BYTES[:RATIO].
+-- scope: capture
 -- title: Frames near reader limits
 -- severity error: the frame is at or over a reader limit: that reader drops it or the connection
 -- severity warn: the frame is at or above warn_ratio of a reader limit
@@ -15,11 +16,20 @@
 WITH lim AS (
   SELECT name, bytes AS limit_bytes, warn_ratio, scope FROM limits WHERE enabled
 ),
+lowest AS (
+  SELECT MIN(warn_ratio * limit_bytes) AS warn_bytes FROM lim
+),
+-- Only frames past the lowest warning size meet the limits (keeps the join small).
+big AS (
+  SELECT f.capture, f.session, f.seq, f.rpc_id, f.tool, f.direction, f.transport, f.wire_bytes, f.blob_bytes_b64
+  FROM frames f CROSS JOIN lowest w
+  WHERE f.wire_bytes >= w.warn_bytes
+),
 hits AS (
   SELECT f.capture, f.session, f.seq, f.rpc_id, f.tool, f.direction, f.wire_bytes, f.blob_bytes_b64,
          lim.name, lim.limit_bytes,
          CASE WHEN f.wire_bytes >= lim.limit_bytes THEN 2 ELSE 1 END AS level
-  FROM frames f CROSS JOIN lim
+  FROM big f CROSS JOIN lim
   WHERE f.wire_bytes >= lim.warn_ratio * lim.limit_bytes
     AND ((lim.scope = 'stdio' AND f.transport IN ('stdio', 'hostlog', 'jsonl'))
       OR (lim.scope = 'http_request' AND f.transport = 'http' AND f.direction = 'c2s')

@@ -12,6 +12,7 @@
 -- warn for suspicious cursors; info for a tool chain the client chose to stop, or a page size
 -- change that lost nothing.
 -- Evidence: reference/field-notes.md "Pagination failures"; corpus http_ts_streamable.
+-- scope: capture
 -- title: Pagination chains that drifted
 -- severity error: items are lost or repeated (a reused cursor, drift, an abandoned protocol list, a runaway chain)
 -- severity warn: a suspicious cursor (not issued, not after the last item, an empty next cursor)

@@ -13,6 +13,7 @@
 --   list payload over the `tools_list_payload` budget (Cursor: ~220-290 KB lists showed 0 tools)
 --   tool count over 40 (info), 80 (warn), 100 (error): clients drop the extra tools
 -- Evidence: reference/field-notes.md; corpus lint_catalog_* (planted defects and controls).
+-- scope: capture
 -- title: Schema compatibility
 -- severity error: clients reject the tool or the whole list, or silently cut it
 -- severity warn: some clients reject or cut it (a dialect, a large list)

@@ -8,6 +8,7 @@
 -- `_meta.truncated`, "[output truncated]").
 -- Evidence: reference/field-notes.md "Truncation markers seen"; corpus stdio_py_truncation,
 -- http_py_streamable. Markers: built in (model/message.rs) plus --truncation-marker REGEX.
+-- scope: capture
 -- title: Truncated, lost and cancelled results
 -- severity error: results were lost (no response before the connection ended)
 -- severity warn: results were truncated by a marker or cancelled by the client

@@ -12,6 +12,7 @@
 --   text_disagrees     text (JSON, or key=N) says something else than structuredContent
 -- Evidence: reference/field-notes.md "Output validation"; repomix #833, git-mcp-server #40;
 -- corpus stdio_ts_size_limit phases A-B, stdio_py_truncation.
+-- scope: capture
 -- title: Validation errors
 -- severity error: a validating client rejects the result, or the server failed its own output schema
 -- severity warn: the result is accepted, but content and structuredContent disagree or one is empty

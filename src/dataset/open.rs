@@ -9,6 +9,7 @@ use polars::prelude::*;
 use super::manifest::{InputEntry, Manifest, Part};
 use super::{DatasetError, rebuild_command};
 use crate::model::schema::Table as _;
+use crate::model::rows::FrameRow;
 use crate::model::tables::{ReaderLimit, schema_of};
 use crate::pipeline::LoadedCapture;
 use crate::query::TableSource;
@@ -87,13 +88,55 @@ pub struct DatasetSource {
     limits: DataFrame,
 }
 
+/// Some whole captures' tables of a dataset.
+struct CaptureSource<'a> {
+    dir: &'a Path,
+    inputs: &'a [InputEntry],
+    limits: &'a DataFrame,
+}
+
+/// Consecutive captures are queried together up to this many frames (a larger capture is a
+/// piece of its own): memory is bounded by a piece, and thousands of small captures do not
+/// each pay a query's fixed cost.
+const PIECE_FRAMES: u64 = 1 << 21;
+
 impl TableSource for DatasetSource {
     fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
+        scan(&self.dir, &self.inputs, &self.limits, name)
+    }
+
+    fn by_capture(&self) -> Option<Vec<Box<dyn TableSource + '_>>> {
+        let mut pieces: Vec<Box<dyn TableSource + '_>> = Vec::new();
+        let (mut start, mut frames) = (0, 0u64);
+        for (i, entry) in self.inputs.iter().enumerate() {
+            let rows: u64 = entry.parts.get(FrameRow::NAME).into_iter().flatten().map(|p| p.rows).sum();
+            if i > start && frames + rows > PIECE_FRAMES {
+                pieces.push(Box::new(CaptureSource { dir: &self.dir, inputs: &self.inputs[start..i], limits: &self.limits }));
+                (start, frames) = (i, 0);
+            }
+            frames += rows;
+        }
+        if start < self.inputs.len() {
+            pieces.push(Box::new(CaptureSource { dir: &self.dir, inputs: &self.inputs[start..], limits: &self.limits }));
+        }
+        Some(pieces)
+    }
+}
+
+impl TableSource for CaptureSource<'_> {
+    fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
+        scan(self.dir, self.inputs, self.limits, name)
+    }
+}
+
+/// The table `name` of `inputs`: their parts in order, or an empty table with the columns.
+fn scan(dir: &Path, inputs: &[InputEntry], limits: &DataFrame, name: &str) -> PolarsResult<LazyFrame> {
+    {
         if name == ReaderLimit::NAME {
-            return Ok(self.limits.clone().lazy());
+            return Ok(limits.clone().lazy());
         }
         let schema = schema_of(name).ok_or_else(|| unknown(name))?;
-        let paths: Vec<PlRefPath> = self.inputs.iter().flat_map(|e| e.parts.get(name).into_iter().flatten()).map(|p| PlRefPath::new(self.dir.join(&p.file).display().to_string())).collect();
+        let paths: Vec<PlRefPath> = inputs.iter().flat_map(|e| e.parts.get(name).into_iter().flatten()).map(|p| PlRefPath::new(dir.join(&p.file).display().to_string())).collect();
         if paths.is_empty() {
             return Ok(DataFrame::empty_with_schema(&schema).lazy());
         }

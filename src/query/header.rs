@@ -50,6 +50,9 @@ pub struct RuleHeader {
     pub excerpt: ExcerptSource,
     /// `section:` the built-in report section this rule is shown in.
     pub section: Option<String>,
+    /// `scope: capture`: a capture's findings depend only on its own rows, so the rule may run
+    /// capture by capture (memory bounded by the largest capture, not the run).
+    pub per_capture: bool,
 }
 
 impl RuleHeader {
@@ -83,6 +86,7 @@ impl RuleHeader {
                 "columns" => h.columns = value.split([',', ' ']).filter(|c| !c.is_empty()).map(str::to_string).collect(),
                 "excerpt" if value == "last_error" => h.excerpt = ExcerptSource::SessionLastError,
                 "section" => h.section = Some(value),
+                "scope" => h.per_capture = value == "capture",
                 _ => {
                     if let Some(sev) = key.strip_prefix("severity ").and_then(Severity::parse) {
                         h.severities.push((sev, value));

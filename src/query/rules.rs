@@ -138,13 +138,16 @@ fn normalize(rule: &str, df: &DataFrame) -> Result<DataFrame, RuleError> {
 }
 
 /// Runs every rule; findings sorted by severity (error, warn, info), rule order, capture.
+/// Rules with `scope: capture` run capture by capture when the source is split that way.
 pub fn run_rules(tables: &dyn TableSource, rules: &[Rule]) -> Result<DataFrame, RuleError> {
     let mut all = empty_findings();
     for (i, rule) in rules.iter().enumerate() {
-        let mut df = run_rule(tables, rule)?;
-        let order = Column::new("rule_order".into(), vec![i as u32; df.height()]);
-        df.with_column(order).map_err(|source| RuleError::Shape { rule: rule.name.clone(), column: "rule_order".into(), source })?;
-        all.vstack_mut(&df).map_err(|source| RuleError::Shape { rule: rule.name.clone(), column: "*".into(), source })?;
+        let pieces = if rule.header.per_capture { super::source::each_capture(tables, |piece| run_rule(piece, rule))? } else { vec![run_rule(tables, rule)?] };
+        for mut piece in pieces {
+            let order = Column::new("rule_order".into(), vec![i as u32; piece.height()]);
+            piece.with_column(order).map_err(|source| RuleError::Shape { rule: rule.name.clone(), column: "rule_order".into(), source })?;
+            all.vstack_mut_owned(piece).map_err(|source| RuleError::Shape { rule: rule.name.clone(), column: "*".into(), source })?;
+        }
     }
     let sorted = all
         .lazy()

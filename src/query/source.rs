@@ -10,11 +10,25 @@ use crate::model::tables::{TABLE_NAMES, Tables};
 pub trait TableSource {
     /// The table `name` (one of [`TABLE_NAMES`]) as a lazy frame.
     fn table(&self, name: &str) -> PolarsResult<LazyFrame>;
+    /// The same tables split into pieces of whole captures, in reading order, for queries
+    /// whose answer for a capture depends only on its rows; `None`: one piece (the source).
+    fn by_capture(&self) -> Option<Vec<Box<dyn TableSource + '_>>> {
+        None
+    }
 }
 
 impl TableSource for Tables {
     fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
         self.named().into_iter().find(|(n, _)| *n == name).map(|(_, df)| df.clone().lazy()).ok_or_else(|| unknown(name))
+    }
+}
+
+/// Runs `per_piece` on each piece of whole captures (or once on all of them) and returns the
+/// results in reading order.
+pub fn each_capture<T, E>(source: &dyn TableSource, mut per_piece: impl FnMut(&dyn TableSource) -> Result<T, E>) -> Result<Vec<T>, E> {
+    match source.by_capture() {
+        Some(pieces) => pieces.iter().map(|p| per_piece(p.as_ref())).collect(),
+        None => Ok(vec![per_piece(source)?]),
     }
 }
 

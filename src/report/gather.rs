@@ -14,7 +14,7 @@ use crate::model::schema::Table as _;
 use crate::pipeline::LoadedCapture;
 use crate::query::header::ExcerptSource;
 use crate::query::rules::{Rule, Severity};
-use crate::query::source::collect;
+use crate::query::source::{collect, each_capture};
 use crate::query::{TableSource, run_sql};
 
 fn column_err(table: &'static str) -> impl Fn(PolarsError) -> DocumentError {
@@ -113,10 +113,13 @@ fn table(tables: &dyn TableSource, name: &'static str, shape: impl FnOnce(LazyFr
     collect(shape(tables.table(name).map_err(&err)?)).map_err(err)
 }
 
-/// The number of `calls` rows `filter` keeps.
-fn count(tables: &dyn TableSource, filter: impl FnOnce(LazyFrame) -> LazyFrame) -> Result<u64, DocumentError> {
-    let df = table(tables, "calls", |lf| filter(lf).select([len().alias("n")]))?;
-    Ok(ints(&df, "calls", "n")?.first().copied().flatten().map_or(0, |n| nonneg(Some(n))))
+/// The number of `calls` rows `filter` keeps, counted capture by capture.
+fn count(tables: &dyn TableSource, filter: impl Fn(LazyFrame) -> LazyFrame) -> Result<u64, DocumentError> {
+    let counts = each_capture(tables, |piece| -> Result<u64, DocumentError> {
+        let df = table(piece, "calls", |lf| filter(lf).select([len().alias("n")]))?;
+        Ok(ints(&df, "calls", "n")?.first().copied().flatten().map_or(0, |n| nonneg(Some(n))))
+    })?;
+    Ok(counts.iter().sum())
 }
 
 fn captures(loaded: &[LoadedCapture]) -> (Vec<CaptureAccount>, SkippedFiles) {
@@ -177,12 +180,18 @@ fn bin_of(bytes: u64) -> u32 {
 }
 
 fn frame_sizes(tables: &dyn TableSource) -> Result<FrameSizes, DocumentError> {
-    // Frames are counted per distinct (size, direction): far fewer than frames.
-    let frames = table(tables, "frames", |lf| lf.group_by([col("wire_bytes"), col("direction")]).agg([len().alias("n")]))?;
+    // Frames are counted per distinct (size, direction), capture by capture: far fewer than
+    // frames, and memory bounded by a capture.
+    let mut sizes: BTreeMap<(u64, bool), u64> = BTreeMap::new();
+    each_capture(tables, |piece| -> Result<(), DocumentError> {
+        let frames = table(piece, "frames", |lf| lf.group_by([col("wire_bytes"), col("direction")]).agg([len().alias("n")]))?;
+        let (wire, dir, n) = (ints(&frames, "frames", "wire_bytes")?, strings(&frames, "frames", "direction")?, ints(&frames, "frames", "n")?);
+        for ((w, d), n) in wire.iter().zip(&dir).zip(&n) {
+            *sizes.entry((nonneg(*w), d.as_deref() == Some("c2s"))).or_default() += nonneg(*n);
+        }
+        Ok(())
+    })?;
     let limits = &table(tables, "limits", |lf| lf)?;
-    let wire = ints(&frames, "frames", "wire_bytes")?;
-    let dir = strings(&frames, "frames", "direction")?;
-    let n = ints(&frames, "frames", "n")?;
     let (name, bytes, ratio, scope, enabled) = (
         strings(limits, "limits", "name")?,
         ints(limits, "limits", "bytes")?,
@@ -201,10 +210,9 @@ fn frame_sizes(tables: &dyn TableSource) -> Result<FrameSizes, DocumentError> {
         .collect();
     let mut out = FrameSizes { limits, ..FrameSizes::default() };
     let mut counts: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
-    for ((w, d), n) in wire.iter().zip(&dir).zip(&n) {
-        let (w, n) = (nonneg(*w), nonneg(*n));
+    for (&(w, c2s), &n) in &sizes {
         let entry = counts.entry(bin_of(w)).or_default();
-        if d.as_deref() == Some("c2s") {
+        if c2s {
             entry.0 += n;
             out.largest_c2s = out.largest_c2s.max(w);
         } else {
@@ -234,23 +242,35 @@ fn truncation(tables: &dyn TableSource, calls: u64) -> Result<Vec<TruncationGrou
     if calls == 0 {
         return Ok(Vec::new());
     }
-    let df = run_sql(tables, TRUNCATION_SQL)?;
-    const T: &str = "calls";
-    let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
-    let (calls, truncated, lost, cancelled, max) =
-        (ints(&df, T, "calls")?, ints(&df, T, "truncated")?, ints(&df, T, "lost")?, ints(&df, T, "cancelled")?, ints(&df, T, "max_resp_bytes")?);
-    let mut groups: Vec<TruncationGroup> = (0..df.height())
-        .map(|k| TruncationGroup {
-            tool: tool[k].clone().unwrap_or_default(),
-            client_name: client[k].clone().unwrap_or_default(),
-            client_version: version[k].clone().unwrap_or_default(),
-            calls: nonneg(calls[k]),
-            truncated: nonneg(truncated[k]),
-            lost: nonneg(lost[k]),
-            cancelled: nonneg(cancelled[k]),
-            max_resp_bytes: nonneg(max[k]),
-        })
-        .collect();
+    // Summed over captures: each capture's groups, merged by tool x client x version.
+    let mut merged: BTreeMap<(String, String, String), TruncationGroup> = BTreeMap::new();
+    each_capture(tables, |piece| -> Result<(), DocumentError> {
+        let df = run_sql(piece, TRUNCATION_SQL)?;
+        const T: &str = "calls";
+        let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
+        let (calls, truncated, lost, cancelled, max) =
+            (ints(&df, T, "calls")?, ints(&df, T, "truncated")?, ints(&df, T, "lost")?, ints(&df, T, "cancelled")?, ints(&df, T, "max_resp_bytes")?);
+        for k in 0..df.height() {
+            let key = (tool[k].clone().unwrap_or_default(), client[k].clone().unwrap_or_default(), version[k].clone().unwrap_or_default());
+            let g = merged.entry(key.clone()).or_insert_with(|| TruncationGroup {
+                tool: key.0,
+                client_name: key.1,
+                client_version: key.2,
+                calls: 0,
+                truncated: 0,
+                lost: 0,
+                cancelled: 0,
+                max_resp_bytes: 0,
+            });
+            g.calls += nonneg(calls[k]);
+            g.truncated += nonneg(truncated[k]);
+            g.lost += nonneg(lost[k]);
+            g.cancelled += nonneg(cancelled[k]);
+            g.max_resp_bytes = g.max_resp_bytes.max(nonneg(max[k]));
+        }
+        Ok(())
+    })?;
+    let mut groups: Vec<TruncationGroup> = merged.into_values().collect();
     groups.sort_by(|a, b| {
         b.rate()
             .total_cmp(&a.rate())
@@ -264,17 +284,22 @@ type CallKey = (String, String, String);
 
 /// Error messages of calls, by (capture, session, rpc_id), for excerpts.
 fn call_messages(tables: &dyn TableSource) -> Result<BTreeMap<CallKey, String>, DocumentError> {
+    let mut out = BTreeMap::new();
+    each_capture(tables, |piece| call_messages_into(piece, &mut out))?;
+    Ok(out)
+}
+
+fn call_messages_into(tables: &dyn TableSource, out: &mut BTreeMap<CallKey, String>) -> Result<(), DocumentError> {
     let df = &table(tables, "calls", |lf| {
         lf.filter(col("error_message").is_not_null()).select([col("capture"), col("session"), col("rpc_id"), col("error_message")])
     })?;
     let (capture, session, rpc_id, message) = (strings(df, "calls", "capture")?, strings(df, "calls", "session")?, strings(df, "calls", "rpc_id")?, strings(df, "calls", "error_message")?);
-    let mut out = BTreeMap::new();
     for k in 0..df.height() {
         if let (Some(c), Some(s), Some(r), Some(m)) = (&capture[k], &session[k], &rpc_id[k], &message[k]) {
             out.insert((c.clone(), s.clone(), r.clone()), m.clone());
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn rule_sections(tables: &dyn TableSource, sessions: &DataFrame, rules: &[Rule], findings: &[Finding], redaction: Redaction) -> Result<Vec<RuleSection>, DocumentError> {
