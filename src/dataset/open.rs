@@ -98,7 +98,7 @@ struct CaptureSource<'a> {
 /// Consecutive captures are queried together up to this many frames (a larger capture is a
 /// piece of its own): memory is bounded by a piece, and thousands of small captures do not
 /// each pay a query's fixed cost.
-const PIECE_FRAMES: u64 = 1 << 21;
+const PIECE_FRAMES: u64 = 1 << 20;
 
 impl TableSource for DatasetSource {
     fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
