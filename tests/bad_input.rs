@@ -249,3 +249,18 @@ fn cancelled_calls_answered_after_a_chunk_boundary_keep_their_response() {
     }
     assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM frames WHERE direction = 's2c' AND tool IS NULL"), 0);
 }
+
+#[test]
+fn extreme_transcript_timestamps_give_a_latency_not_a_panic() {
+    let dir = temp_dir("extreme-ts");
+    let input = format!(
+        "{{\"dir\":\"c2s\",\"ts_us\":{},\"message\":{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}}}}\n{{\"dir\":\"s2c\",\"ts_us\":{},\"message\":{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{}}}}}}\n",
+        i64::MIN,
+        i64::MAX
+    );
+    let p = write(&dir, "extreme.jsonl", input.as_bytes());
+    let loaded = load_paths(&[p]);
+    let r = rows(&loaded, "SELECT latency_ms FROM calls");
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["latency_ms"].as_f64(), Some(u64::MAX as f64 / 1000.0));
+}

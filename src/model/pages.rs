@@ -103,10 +103,12 @@ pub fn build_pages(calls: &[CallRow]) -> Vec<PageRow> {
             issued_anywhere.entry(out.to_string()).or_insert_with(|| c.session.to_string());
         }
         if let (Some(i), Some(o)) = (row.offset_in, row.offset_out) {
-            row.advance = Some(o - i);
-            if let Some(items) = row.items_returned.map(|n| n as i64) {
-                row.repeated_items = Some((items - (o - i)).max(0));
-                row.skipped_items = Some(((o - i) - items).max(0));
+            // Offsets come from the input: saturate rather than overflow.
+            let advance = o.saturating_sub(i);
+            row.advance = Some(advance);
+            if let Some(items) = row.items_returned.map(|n| i64::try_from(n).unwrap_or(i64::MAX)) {
+                row.repeated_items = Some(items.saturating_sub(advance).max(0));
+                row.skipped_items = Some(advance.saturating_sub(items).max(0));
             }
         }
         pages.push(row);
@@ -186,5 +188,18 @@ mod tests {
         assert!(pages[..pages.len() - 1].iter().all(|p| p.followed));
         assert!(!pages[pages.len() - 1].followed);
         assert_eq!(pages[pages.len() - 1].page_no, n);
+    }
+
+    #[test]
+    fn extreme_cursor_offsets_and_counts_do_not_overflow() {
+        // {"offset":-9223372036854775808} and {"offset":9223372036854775807}
+        let min = "eyJvZmZzZXQiOi05MjIzMzcyMDM2ODU0Nzc1ODA4fQ==";
+        let max = "eyJvZmZzZXQiOjkyMjMzNzIwMzY4NTQ3NzU4MDd9";
+        let pages = build_pages(&[call(0, Some(min), Some(max), u64::MAX), call(2, Some(max), Some(min), u64::MAX)]);
+        assert_eq!(pages[0].offset_in, Some(i64::MIN));
+        assert_eq!(pages[0].advance, Some(i64::MAX));
+        assert_eq!(pages[1].advance, Some(i64::MIN));
+        assert_eq!(pages[1].skipped_items, Some(0));
+        assert_eq!(pages[1].repeated_items, Some(i64::MAX));
     }
 }
