@@ -187,3 +187,77 @@ fn a_symlink_loop_is_reported_and_every_file_read_once() {
     assert_eq!(err.matches("symlink loop").count(), 1, "{err}");
     assert!(err.contains("sub/back"), "{err}");
 }
+
+#[test]
+fn cancelled_calls_answered_after_a_chunk_boundary_keep_their_response() {
+    // 40,000 calls; every 10th is cancelled at once and answered 20,000 calls later, so its
+    // response arrives after at least one 16,384-call chunk was cut. Truth comes from the bytes.
+    const N: u64 = 40_000;
+    const LATE: u64 = 20_000;
+    let dir = temp_dir("late-cancelled");
+    let mut out = Vec::new();
+    let mut truth = std::collections::BTreeMap::new(); // id -> (tool, resp_bytes, latency_ms)
+    let mut late: std::collections::VecDeque<(u64, u64)> = Default::default(); // (due after call, id)
+    let mut ts: i64 = 1_000_000;
+    let mut tick = |out: &mut Vec<u8>, dir: &str, msg: &str| -> i64 {
+        ts += 10;
+        writeln!(out, "{{\"dir\":\"{dir}\",\"ts_us\":{ts},\"message\":{msg}}}").unwrap();
+        ts
+    };
+    let mut req_ts = std::collections::HashMap::new();
+    let respond = |out: &mut Vec<u8>, tick: &mut dyn FnMut(&mut Vec<u8>, &str, &str) -> i64, id: u64, truth: &mut std::collections::BTreeMap<u64, (String, usize, f64)>, sent: i64| {
+        let msg = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"r{id}\"}}]}}}}");
+        let at = tick(out, "s2c", &msg);
+        truth.insert(id, (format!("t{}", id % 7), msg.len(), (at - sent) as f64 / 1000.0));
+    };
+    for i in 0..N {
+        let msg = format!("{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"t{}\"}}}}", i % 7);
+        let sent = tick(&mut out, "c2s", &msg);
+        req_ts.insert(i, sent);
+        if i % 10 == 3 {
+            tick(&mut out, "c2s", &format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{i},\"reason\":\"user\"}}}}"));
+            late.push_back((i + LATE, i));
+        } else {
+            respond(&mut out, &mut tick, i, &mut truth, sent);
+        }
+        while let Some(&(due, id)) = late.front() {
+            if due > i {
+                break;
+            }
+            late.pop_front();
+            respond(&mut out, &mut tick, id, &mut truth, req_ts[&id]);
+        }
+    }
+    while let Some((_, id)) = late.pop_front() {
+        respond(&mut out, &mut tick, id, &mut truth, req_ts[&id]);
+    }
+    let p = write(&dir, "late.jsonl", &out);
+    let loaded = load_paths(&[p]);
+    assert_eq!(loaded.captures[0].rows.unmatched_responses, 0, "every response finds its call");
+    let r = rows(&loaded, "SELECT CAST(rpc_id AS BIGINT) AS id, tool, resp_bytes, latency_ms, cancelled FROM calls ORDER BY id");
+    assert_eq!(r.len() as u64, N);
+    for row in &r {
+        let id = row["id"].as_u64().unwrap();
+        let (tool, resp_bytes, latency) = &truth[&id];
+        assert_eq!(row["tool"].as_str(), Some(tool.as_str()), "call {id}");
+        assert_eq!(row["resp_bytes"].as_u64(), Some(*resp_bytes as u64), "call {id}: {row}");
+        assert_eq!(row["latency_ms"].as_f64(), Some(*latency), "call {id}: {row}");
+        assert_eq!(row["cancelled"].as_bool(), Some(id % 10 == 3), "call {id}");
+    }
+    assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM frames WHERE direction = 's2c' AND tool IS NULL"), 0);
+}
+
+#[test]
+fn extreme_transcript_timestamps_give_a_latency_not_a_panic() {
+    let dir = temp_dir("extreme-ts");
+    let input = format!(
+        "{{\"dir\":\"c2s\",\"ts_us\":{},\"message\":{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}}}}\n{{\"dir\":\"s2c\",\"ts_us\":{},\"message\":{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{}}}}}}\n",
+        i64::MIN,
+        i64::MAX
+    );
+    let p = write(&dir, "extreme.jsonl", input.as_bytes());
+    let loaded = load_paths(&[p]);
+    let r = rows(&loaded, "SELECT latency_ms FROM calls");
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["latency_ms"].as_f64(), Some(u64::MAX as f64 / 1000.0));
+}

@@ -150,7 +150,7 @@ pub enum SkipReason {
     UnrecognizedFormat,
     /// `unreadable_capture`: A packet capture whose file header cannot be read.
     UnreadableCapture,
-    /// `line_over_cap`: The part of a host log line beyond `--max-frame-bytes`.
+    /// `line_over_cap`: The part of a host log line (or multi-line message) beyond `--max-frame-bytes`.
     LineOverCap,
     /// `transcript_line_over_cap`: A transcript line beyond `--max-frame-bytes` (it cannot be parsed).
     TranscriptLineOverCap,

@@ -318,8 +318,8 @@ impl CaptureModel {
         None
     }
 
-    /// Moves answered (or cancelled) calls out of the row map into a columnar chunk, with their
-    /// session's client and server facts; pending calls stay rows.
+    /// Moves answered calls out of the row map into a columnar chunk, with their session's
+    /// client and server facts; pending calls (cancelled or not) stay rows.
     fn chunk_answered_calls(&mut self) {
         let mut rows = self.calls.take_finished();
         for call in &mut rows {

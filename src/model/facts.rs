@@ -38,7 +38,8 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
     call.resp_ts_us = frame.ts_us;
     call.resp_bytes = Some(frame.wire_bytes);
     if let (Some(a), Some(b)) = (call.req_ts_us, frame.ts_us) {
-        call.latency_ms = Some((b - a) as f64 / 1000.0);
+        // Timestamps come from the input (any i64): widen so the difference cannot overflow.
+        call.latency_ms = Some((i128::from(b) - i128::from(a)) as f64 / 1000.0);
     }
     call.is_error = m.is_error;
     call.error_code = m.error_code;

@@ -103,20 +103,34 @@ pub fn build_pages(calls: &[CallRow]) -> Vec<PageRow> {
             issued_anywhere.entry(out.to_string()).or_insert_with(|| c.session.to_string());
         }
         if let (Some(i), Some(o)) = (row.offset_in, row.offset_out) {
-            row.advance = Some(o - i);
-            if let Some(items) = row.items_returned.map(|n| n as i64) {
-                row.repeated_items = Some((items - (o - i)).max(0));
-                row.skipped_items = Some(((o - i) - items).max(0));
+            // Offsets come from the input: saturate rather than overflow.
+            let advance = o.saturating_sub(i);
+            row.advance = Some(advance);
+            if let Some(items) = row.items_returned.map(|n| i64::try_from(n).unwrap_or(i64::MAX)) {
+                row.repeated_items = Some(items.saturating_sub(advance).max(0));
+                row.skipped_items = Some(advance.saturating_sub(items).max(0));
             }
         }
         pages.push(row);
     }
-    // A next cursor is followed when a later page of the session sends it.
-    for i in 0..pages.len() {
-        if let Some(out) = pages[i].cursor_out.clone().filter(|s| !s.is_empty()) {
-            let (session, seq) = (pages[i].session.clone(), pages[i].req_seq);
-            pages[i].followed = pages.iter().any(|p| p.session == session && p.req_seq > seq && p.cursor_in.as_deref() == Some(out.as_str()));
+    // A next cursor is followed when a later page of the session sends it: one pass records
+    // the latest request sending each (session, cursor), so this is linear, not page × page.
+    let mut last_sent: HashMap<(&str, &str), u64> = HashMap::new();
+    for p in &pages {
+        if let Some(cur) = p.cursor_in.as_deref() {
+            let seq = last_sent.entry((p.session.as_str(), cur)).or_insert(p.req_seq);
+            *seq = (*seq).max(p.req_seq);
         }
+    }
+    let followed: Vec<bool> = pages
+        .iter()
+        .map(|p| match p.cursor_out.as_deref().filter(|s| !s.is_empty()) {
+            Some(out) => last_sent.get(&(p.session.as_str(), out)).is_some_and(|&seq| seq > p.req_seq),
+            None => p.followed,
+        })
+        .collect();
+    for (p, f) in pages.iter_mut().zip(followed) {
+        p.followed = f;
     }
     pages
 }
@@ -159,5 +173,33 @@ mod tests {
         assert_eq!(pages[2].chain_id, "query_rows#1");
         assert!(!pages[3].cursor_issued_before);
         assert_eq!(pages[3].chain_id, "query_rows#2");
+    }
+
+    #[test]
+    fn two_hundred_thousand_pages_of_one_session_are_linked_in_linear_time() {
+        // One long chain: page n sends cursor n-1 and issues cursor n. Pairwise comparison
+        // (the old way) is 2e10 steps here: minutes, even in release.
+        let n = 200_000u64;
+        let cursors: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();
+        let calls: Vec<CallRow> =
+            (0..n).map(|i| call(2 * i, i.checked_sub(1).map(|p| cursors[p as usize].as_str()), Some(&cursors[i as usize]), 1)).collect();
+        let pages = build_pages(&calls);
+        assert_eq!(pages.len() as u64, n);
+        assert!(pages[..pages.len() - 1].iter().all(|p| p.followed));
+        assert!(!pages[pages.len() - 1].followed);
+        assert_eq!(pages[pages.len() - 1].page_no, n);
+    }
+
+    #[test]
+    fn extreme_cursor_offsets_and_counts_do_not_overflow() {
+        // {"offset":-9223372036854775808} and {"offset":9223372036854775807}
+        let min = "eyJvZmZzZXQiOi05MjIzMzcyMDM2ODU0Nzc1ODA4fQ==";
+        let max = "eyJvZmZzZXQiOjkyMjMzNzIwMzY4NTQ3NzU4MDd9";
+        let pages = build_pages(&[call(0, Some(min), Some(max), u64::MAX), call(2, Some(max), Some(min), u64::MAX)]);
+        assert_eq!(pages[0].offset_in, Some(i64::MIN));
+        assert_eq!(pages[0].advance, Some(i64::MAX));
+        assert_eq!(pages[1].advance, Some(i64::MIN));
+        assert_eq!(pages[1].skipped_items, Some(0));
+        assert_eq!(pages[1].repeated_items, Some(i64::MAX));
     }
 }

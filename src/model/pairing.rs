@@ -80,9 +80,12 @@ impl Calls {
         self.rows.get_mut(&idx)
     }
 
-    /// Removes answered (or cancelled) calls, in request order; pending calls stay.
+    /// Removes answered calls, in request order; pending calls stay, and so do cancelled
+    /// calls not yet answered: a cancelled call is often answered late, and its response must
+    /// still find it. They leave at a later chunk once answered, or at the end of the capture,
+    /// so they are held no longer (and cost no more) than calls never answered.
     pub fn take_finished(&mut self) -> Vec<CallRow> {
-        let mut done: Vec<usize> = self.rows.iter().filter(|(_, c)| c.resp_seq.is_some() || c.cancelled).map(|(i, _)| *i).collect();
+        let mut done: Vec<usize> = self.rows.iter().filter(|(_, c)| c.resp_seq.is_some()).map(|(i, _)| *i).collect();
         done.sort_unstable();
         let mut rows = Vec::with_capacity(done.len());
         for i in done {

@@ -99,7 +99,15 @@ enum JsonEnd {
     Invalid,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// JSON parse attempts on this thread (tests assert the work done is linear).
+    static PARSE_ATTEMPTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 fn json_end(bytes: &[u8]) -> JsonEnd {
+    #[cfg(test)]
+    PARSE_ATTEMPTS.with(|c| c.set(c.get() + 1));
     let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<IgnoredAny>();
     match it.next() {
         Some(Ok(_)) => JsonEnd::Complete(it.byte_offset()),
@@ -112,6 +120,60 @@ fn json_end(bytes: &[u8]) -> JsonEnd {
 struct Pending {
     frame: Frame,
     server: String,
+    scan: BracketScan,
+}
+
+/// Where a pretty-printed JSON value closes, found by scanning each byte once (brackets
+/// outside strings), so a long body is parsed once when it closes, not on every line.
+#[derive(Default)]
+struct BracketScan {
+    /// Payload bytes already scanned.
+    scanned: usize,
+    depth: u64,
+    in_string: bool,
+    escaped: bool,
+    opened: bool,
+    /// The value's bracket closed (the body can be parsed).
+    closed: bool,
+    /// The body was parsed once and is not a complete value: it never will be.
+    hopeless: bool,
+}
+
+impl BracketScan {
+    /// Scans the payload bytes not yet seen.
+    fn advance(&mut self, payload: &[u8]) {
+        if self.closed {
+            return;
+        }
+        for &b in &payload[self.scanned.min(payload.len())..] {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.opened = true;
+                    self.depth += 1;
+                }
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.opened && self.depth == 0 {
+                        self.closed = true;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.scanned = payload.len();
+    }
 }
 
 struct HostLogState {
@@ -121,6 +183,9 @@ struct HostLogState {
     max_frame_bytes: usize,
     /// A message whose JSON continues on the next lines.
     pending: Option<Pending>,
+    /// The rest of a multi-line message cut at `max_frame_bytes`, skipped up to the next
+    /// timestamped line.
+    skipping: Option<Skip>,
 }
 
 impl HostLogState {
@@ -147,22 +212,41 @@ impl HostLogState {
             if !starts_with_timestamp(line) {
                 p.frame.payload.extend_from_slice(line);
                 p.frame.wire_bytes += line.len() as u64;
+                p.scan.advance(&p.frame.payload);
+                // Parsed once, on the first line starting with `}`/`]` after the value's
+                // brackets closed (a line never holds more than `max_frame_bytes`).
                 let closing = line.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|&b| b == b'}' || b == b']');
-                if closing && let JsonEnd::Complete(end) = json_end(&p.frame.payload) {
+                let complete = if closing && p.scan.closed && !p.scan.hopeless {
+                    let end = json_end(&p.frame.payload);
+                    p.scan.hopeless = !matches!(end, JsonEnd::Complete(_));
+                    end
+                } else {
+                    JsonEnd::NeedMore
+                };
+                if let JsonEnd::Complete(end) = complete {
                     let tail = p.frame.payload.len() - end;
                     p.frame.payload.truncate(end);
                     p.frame.wire_bytes -= tail as u64;
                     sink.framing(FramingCategory::HostlogMetadata, tail as u64);
-                    let Pending { frame, server } = pending.take().expect("checked above");
+                    let Pending { frame, server, .. } = pending.take().expect("checked above");
                     self.emit(frame, &server, sink);
                 } else if p.frame.payload.len() > self.max_frame_bytes {
-                    let Pending { mut frame, server } = pending.take().expect("checked above");
+                    let Pending { mut frame, server, .. } = pending.take().expect("checked above");
+                    let cut = frame.payload.len() - self.max_frame_bytes;
+                    frame.payload.truncate(self.max_frame_bytes);
+                    frame.wire_bytes -= cut as u64;
+                    self.skipping = Some(Skip {
+                        offset: frame.offset + frame.wire_bytes,
+                        bytes: cut as u64,
+                        reason: SkipReason::LineOverCap,
+                        detail: "multi-line message exceeds --max-frame-bytes; the rest of its lines are not read".into(),
+                    });
                     frame.incomplete = Some("multi-line message exceeds --max-frame-bytes".into());
                     self.emit(frame, &server, sink);
                 }
                 return;
             }
-            let Pending { mut frame, server } = pending.take().expect("checked above");
+            let Pending { mut frame, server, .. } = pending.take().expect("checked above");
             frame.incomplete = Some("multi-line JSON never closed before the next log line".into());
             self.emit(frame, &server, sink);
         }
@@ -208,7 +292,7 @@ impl HostLogState {
             JsonEnd::NeedMore if body.len() < self.max_frame_bytes => {
                 frame.payload = body.to_vec();
                 frame.wire_bytes = body.len() as u64;
-                *pending = Some(Pending { frame, server });
+                *pending = Some(Pending { frame, server, scan: BracketScan::default() });
             }
             _ => {
                 // Invalid (e.g. cut by the host): keep the body without a metadata suffix.
@@ -258,7 +342,7 @@ fn classify_event(text: &str, level: &str) -> &'static str {
 
 /// Reads a host log; `default_server` names the server when lines do not (VS Code, file stem).
 pub fn read_hostlog(reader: impl Read, default_server: &str, max_frame_bytes: usize, sink: &mut dyn Sink) {
-    let mut state = HostLogState { default_server: default_server.to_string(), inits: HashMap::new(), max_frame_bytes, pending: None };
+    let mut state = HostLogState { default_server: default_server.to_string(), inits: HashMap::new(), max_frame_bytes, pending: None, skipping: None };
     read_lines(reader, max_frame_bytes, &mut state, sink);
 }
 
@@ -275,6 +359,13 @@ impl LineReader for HostLogState {
                 reason: SkipReason::LineOverCap,
                 detail: format!("log line of {} bytes exceeds --max-frame-bytes; the rest is not read", line.wire_bytes),
             });
+        }
+        if let Some(skip) = self.skipping.as_mut() {
+            if !starts_with_timestamp(line.bytes) {
+                skip.bytes += line.bytes.len() as u64 + u64::from(line.terminated);
+                return;
+            }
+            sink.skip(self.skipping.take().expect("checked above"));
         }
         let mut pending = self.pending.take();
         if line.is_blank() && pending.is_none() {
@@ -296,7 +387,10 @@ impl LineReader for HostLogState {
     }
 
     fn finish(&mut self, sink: &mut dyn Sink) {
-        if let Some(Pending { mut frame, server }) = self.pending.take() {
+        if let Some(skip) = self.skipping.take() {
+            sink.skip(skip);
+        }
+        if let Some(Pending { mut frame, server, .. }) = self.pending.take() {
             frame.incomplete = Some("log ended inside a multi-line message".into());
             self.emit(frame, &server, sink);
         }
@@ -339,5 +433,45 @@ mod tests {
         assert_eq!(kinds, vec!["server_starting", "transport_closed_unexpectedly", "unparsed_line"]);
         let total: u64 = sink.frames.iter().map(|f| f.wire_bytes).sum::<u64>() + sink.framing.values().sum::<u64>();
         assert_eq!(total, LOG.len() as u64, "every byte accounted");
+    }
+
+    /// A log line announcing a message whose body is `body`, pretty-printed.
+    fn pretty_message(body: &serde_json::Value) -> String {
+        let json = serde_json::to_string_pretty(body).unwrap();
+        format!("2026-11-30T10:15:00.200Z [docs] [info] Message from server: {json} {{ metadata: undefined }}\n")
+    }
+
+    #[test]
+    fn a_fifty_thousand_line_body_is_parsed_once() {
+        let items: Vec<serde_json::Value> = (0..17_000).map(|i| serde_json::json!({ "a": i })).collect();
+        let log = pretty_message(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"items": items}}));
+        assert!(log.lines().count() > 50_000);
+        let before = PARSE_ATTEMPTS.with(|c| c.get());
+        let mut sink = CollectSink::default();
+        read_hostlog(log.as_bytes(), "vscode", 1 << 30, &mut sink);
+        let attempts = PARSE_ATTEMPTS.with(|c| c.get()) - before;
+        assert_eq!(sink.frames.len(), 1);
+        assert!(sink.frames[0].incomplete.is_none());
+        let v: serde_json::Value = serde_json::from_slice(&sink.frames[0].payload).unwrap();
+        assert_eq!(v["result"]["items"][16_999]["a"], 16_999);
+        assert!(attempts <= 2, "{attempts} parses of the pending body");
+    }
+
+    #[test]
+    fn a_body_over_the_cap_is_cut_at_the_cap_and_the_rest_skipped() {
+        let items: Vec<u32> = (0..2_000).collect();
+        let log = pretty_message(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"items": items}}))
+            + "2026-11-30T10:15:01.000Z [docs] [info] Message from client: {\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":2}\n";
+        let mut sink = CollectSink::default();
+        read_hostlog(log.as_bytes(), "vscode", 4096, &mut sink);
+        assert_eq!(sink.frames.len(), 2);
+        assert!(sink.frames[0].incomplete.is_some());
+        assert_eq!(sink.frames[0].payload.len(), 4096);
+        assert_eq!(sink.frames[0].wire_bytes, 4096);
+        assert!(sink.events.is_empty(), "the rest of the body is not events: {:?}", sink.events.len());
+        assert_eq!(sink.skips.len(), 1);
+        assert_eq!(sink.skips[0].reason, SkipReason::LineOverCap);
+        let total: u64 = sink.frames.iter().map(|f| f.wire_bytes).sum::<u64>() + sink.framing.values().sum::<u64>() + sink.skips.iter().map(|s| s.bytes).sum::<u64>();
+        assert_eq!(total, log.len() as u64, "every byte accounted");
     }
 }
