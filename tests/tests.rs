@@ -1,8 +1,10 @@
 //! Integration tests: one binary (one link of polars), modules by behaviour.
 
 mod util;
+mod pcapgen;
 
 mod bad_input;
+mod bomb;
 mod check;
 mod cli;
 mod dataset;

@@ -194,6 +194,8 @@ pub enum SkipReason {
     HttpIncompleteHead,
     /// `sse_resync`: Event-stream bytes skipped after a TCP gap up to the next event boundary.
     SseResync,
+    /// `http_body_over_cap`: Compressed body bytes not decoded: what they held is past `--max-frame-bytes` (a decompression bomb stops here).
+    HttpBodyOverCap,
 }
 
 impl SkipReason {
@@ -226,6 +228,7 @@ impl SkipReason {
             SkipReason::HttpUpgraded => "http_upgraded",
             SkipReason::HttpIncompleteHead => "http_incomplete_head",
             SkipReason::SseResync => "sse_resync",
+            SkipReason::HttpBodyOverCap => "http_body_over_cap",
         }
     }
 }
@@ -347,6 +350,18 @@ pub struct CollectSink {
     pub skips: Vec<Skip>,
     /// Framing bytes by category name.
     pub framing: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl CollectSink {
+    /// Input bytes its frames, framing and skips account for (see
+    /// [`accounted_bytes`](super::accounting::accounted_bytes)).
+    pub fn accounted_bytes(&self) -> i128 {
+        super::accounting::accounted_bytes(
+            self.frames.iter().map(|f| f.wire_bytes).sum(),
+            self.framing.iter().map(|(k, v)| (*k, *v)),
+            self.skips.iter().map(|s| s.bytes).sum(),
+        )
+    }
 }
 
 impl Sink for CollectSink {

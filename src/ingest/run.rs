@@ -115,16 +115,35 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
     report.format = format;
     let count = Arc::new(AtomicU64::new(0));
     let reader = Counting { inner: opened.reader, count: Arc::clone(&count) };
+    let session = match (format, pair) {
+        (Format::Jsonl, _) => name,
+        (Format::Stdio, Some((_, s))) => s.to_string(),
+        _ => file_stem(path),
+    };
+    ingest_reader(reader, format, pair.map(|(d, _)| d), &session, opts, sink);
+    report.bytes_read = count.load(Ordering::Relaxed);
+    if let Some(e) = opened.head_error {
+        report.error = Some(format!("read error near the start: {e}"));
+    }
+    report
+}
+
+/// Reads one input's bytes as `format` into `sink`: what reading a file does once it is opened
+/// and its format known. `session` names the stdio session or host-log server (the file stem),
+/// or the JSONL transcript's default session (the file name); `direction` is a stdio pair's side.
+/// The fuzz targets call this on arbitrary bytes.
+pub fn ingest_reader(
+    reader: impl Read + Send,
+    format: Format,
+    direction: Option<Direction>,
+    session: &str,
+    opts: &IngestOptions,
+    sink: &mut dyn Sink,
+) {
     match format {
-        Format::Stdio => {
-            let (direction, session) = match pair {
-                Some((d, s)) => (Some(d), s.to_string()),
-                None => (None, file_stem(path)),
-            };
-            super::lines::stdio::read_stdio(reader, direction, &session, opts.max_frame_bytes, sink);
-        }
-        Format::HostLog => super::lines::hostlog::read_hostlog(reader, &file_stem(path), opts.max_frame_bytes, sink),
-        Format::Jsonl => super::lines::jsonl::read_jsonl(reader, &name, opts.max_frame_bytes, sink),
+        Format::Stdio => super::lines::stdio::read_stdio(reader, direction, session, opts.max_frame_bytes, sink),
+        Format::HostLog => super::lines::hostlog::read_hostlog(reader, session, opts.max_frame_bytes, sink),
+        Format::Jsonl => super::lines::jsonl::read_jsonl(reader, session, opts.max_frame_bytes, sink),
         Format::Pcap => read_pcap(reader, opts, sink),
         Format::Empty => {}
         Format::Unrecognized => {
@@ -137,11 +156,6 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
             });
         }
     }
-    report.bytes_read = count.load(Ordering::Relaxed);
-    if let Some(e) = opened.head_error {
-        report.error = Some(format!("read error near the start: {e}"));
-    }
-    report
 }
 
 fn read_pcap(reader: impl Read + Send, opts: &IngestOptions, sink: &mut dyn Sink) {

@@ -22,9 +22,7 @@ pub fn thousands(n: u64) -> String {
 /// Bytes read that are neither in frames, framing nor skips (0 when the accounting closes).
 pub fn unaccounted(files: &[FileReport], rows: &CaptureRows) -> i128 {
     let read: u64 = files.iter().map(|f| f.bytes_read).sum();
-    let framing: u64 = rows.accounting.framing.values().sum();
-    let skipped: u64 = rows.accounting.skipped_bytes.values().sum();
-    read as i128 - (rows.accounting.frame_bytes + framing + skipped) as i128
+    i128::from(read) - rows.accounting.accounted_bytes()
 }
 
 /// Renders the accounting of one capture.
@@ -55,7 +53,7 @@ pub fn render_capture(capture: &LoadedCapture) -> String {
     let _ = writeln!(s, "  skipped       {}{}", thousands(skipped), if parts.is_empty() { String::new() } else { format!(" ({})", parts.join(", ")) });
     let gap = unaccounted(files, rows);
     if gap != 0 {
-        let _ = writeln!(s, "  unaccounted   {gap} (frame sizes differ from bytes read: decoded transcript strings or HTTP content encodings)");
+        let _ = writeln!(s, "  unaccounted   {gap} (frame sizes differ from bytes read: decoded transcript strings, or bytes lost in TCP gaps)");
     }
     s
 }

@@ -4,7 +4,13 @@
 //!
 //! Offsets are stream offsets of wire bytes. For compressed bodies there is no byte mapping:
 //! an SSE event's offset is that of the compressed piece whose decoding produced its data.
+//!
+//! Decoding is bounded: compressed bytes go to the decoder [`DECODE_STEP_BYTES`] at a time, and
+//! once a JSON body has decoded to `max_frame_bytes` (or an ignored body has filled its
+//! preview) the rest is not decoded at all but counted as an `http_body_over_cap` skip: a
+//! decompression bomb costs at most the cap plus one step's output, whatever it expands to.
 
+use crate::ingest::frame::{Skip, SkipReason};
 use crate::ingest::http::encoding::ContentDecoder;
 use crate::ingest::http::framing::HttpFramingBytes;
 use crate::ingest::http::sse::{SseEvent, SseParser};
@@ -13,6 +19,9 @@ use crate::ingest::http::sse::{SseEvent, SseParser};
 const ERROR_PREVIEW_BYTES: usize = 200;
 /// Largest up-front allocation for a body, whatever Content-Length claims.
 const MAX_BODY_PREALLOCATION: u64 = 16 << 20;
+/// Compressed bytes handed to the decoder at once. Deflate expands at most about 1032:1, so one
+/// step decodes to at most about 4 MiB.
+pub const DECODE_STEP_BYTES: usize = 4096;
 
 /// What kind of content a body carries, from its headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +59,8 @@ pub enum BodyOutput {
         note: Option<String>,
     },
     Sse(SseEvent),
+    /// Bytes of the body that were counted, not read (see [`SkipReason::HttpBodyOverCap`]).
+    Skip(Skip),
 }
 
 #[derive(Debug)]
@@ -77,6 +88,8 @@ pub struct BodyContent {
     /// Bytes lost in TCP gaps (wire bytes).
     lost_bytes: u64,
     incomplete: Option<String>,
+    /// Compressed bytes not decoded because nothing more was needed from them, and where they start.
+    undecoded: Option<(u64, u64)>,
     /// First bytes of the decoded body, kept for `http_status` events.
     pub preview: Option<Vec<u8>>,
     scratch: Vec<u8>,
@@ -112,6 +125,7 @@ impl BodyContent {
             decoded_bytes: 0,
             lost_bytes: 0,
             incomplete: None,
+            undecoded: None,
             preview: want_preview.then(Vec::new),
             scratch: Vec::new(),
             outputs: Vec::new(),
@@ -135,15 +149,50 @@ impl BodyContent {
             framing.http_body_other += bytes.len() as u64;
             return;
         }
-        framing.http_gzip_encoded_bytes += bytes.len() as u64;
         let mut scratch = std::mem::take(&mut self.scratch);
+        let (mut rest, mut at) = (bytes, offset);
+        while !rest.is_empty() {
+            if let Some((_, n)) = self.undecoded.as_mut() {
+                *n += rest.len() as u64;
+                break;
+            }
+            if !self.wants_decoded_bytes() {
+                if matches!(self.sink, ContentSink::Other) {
+                    // An ignored body: its compressed bytes are body bytes like any other.
+                    framing.http_body_other += rest.len() as u64;
+                    break;
+                }
+                self.undecoded = Some((at, 0));
+                continue;
+            }
+            if self.decoder.failure().is_some() {
+                framing.http_body_other += rest.len() as u64;
+                break;
+            }
+            let (step, tail) = rest.split_at(rest.len().min(DECODE_STEP_BYTES));
+            framing.http_gzip_encoded_bytes += step.len() as u64;
+            scratch.clear();
+            self.decoder.decode(step, &mut scratch);
+            framing.http_gzip_decoded_bytes += scratch.len() as u64;
+            self.decoded(&scratch, at, ts_us, framing);
+            (rest, at) = (tail, at + step.len() as u64);
+        }
         scratch.clear();
-        self.decoder.decode(bytes, &mut scratch);
-        framing.http_gzip_decoded_bytes += scratch.len() as u64;
-        self.decoded(&scratch, offset, ts_us, framing);
         self.scratch = scratch;
         if let Some(why) = self.decoder.failure() {
             self.incomplete.get_or_insert(why);
+        }
+    }
+
+    /// Whether decoding more of a compressed body can still change a frame or a preview: a JSON
+    /// body under the cap, an event stream (its events are capped one by one), an ignored
+    /// body whose preview is still filling.
+    fn wants_decoded_bytes(&self) -> bool {
+        let preview_filling = self.preview.as_ref().is_some_and(|p| p.len() < ERROR_PREVIEW_BYTES);
+        match &self.sink {
+            ContentSink::Json { .. } => self.decoded_bytes < self.max_frame_bytes || preview_filling,
+            ContentSink::Sse(_) => true,
+            ContentSink::Other => preview_filling,
         }
     }
 
@@ -199,6 +248,7 @@ impl BodyContent {
         tail.clear();
         if self.decoder.failure().is_none()
             && !self.decoder.is_identity()
+            && self.undecoded.is_none()
             && let Some(why) = self.decoder.finish(&mut tail)
             && cut.is_none()
         {
@@ -211,6 +261,25 @@ impl BodyContent {
         }
         if let Some(c) = cut.as_ref() {
             self.incomplete.get_or_insert(c.clone());
+        }
+        if let Some((offset, bytes)) = self.undecoded.take() {
+            self.outputs.push(BodyOutput::Skip(Skip {
+                offset,
+                bytes,
+                reason: SkipReason::HttpBodyOverCap,
+                detail: format!(
+                    "{} body decoded past max_frame_bytes ({}) after {} bytes on the wire: the rest is not decoded",
+                    self.decoder.name(),
+                    self.max_frame_bytes,
+                    self.wire_bytes - bytes
+                ),
+            }));
+            if matches!(self.sink, ContentSink::Json { .. }) {
+                self.incomplete.get_or_insert(format!(
+                    "body decoded past max_frame_bytes ({}); {bytes} compressed bytes not decoded",
+                    self.max_frame_bytes
+                ));
+            }
         }
         let note = (!self.decoder.is_identity()).then(|| {
             format!(

@@ -761,6 +761,7 @@ impl HttpConnection {
                         env.frame(frame);
                     }
                 }
+                BodyOutput::Skip(skip) => env.sink.skip(skip),
                 BodyOutput::Sse(event) => {
                     env.stats.sse_events += 1;
                     if event.event_type == "endpoint" {

@@ -32,17 +32,7 @@ fn texts(sink: &CollectSink, dir: Direction) -> Vec<&str> {
 
 /// Framing + skips + frame bytes; with compression, decoded bytes are swapped for wire bytes.
 fn accounted_bytes(sink: &CollectSink) -> u64 {
-    let framing: u64 = sink
-        .framing
-        .iter()
-        .filter(|(k, _)| !k.starts_with("http_gzip"))
-        .map(|(_, v)| *v)
-        .sum();
-    let encoded = sink.framing.get("http_gzip_encoded_bytes").copied().unwrap_or(0);
-    let decoded = sink.framing.get("http_gzip_decoded_bytes").copied().unwrap_or(0);
-    let skipped: u64 = sink.skips.iter().map(|s| s.bytes).sum();
-    let frames: u64 = sink.frames.iter().map(|f| f.wire_bytes).sum();
-    framing + skipped + frames + encoded - decoded
+    u64::try_from(sink.accounted_bytes()).expect("accounted bytes are not negative")
 }
 
 fn post(path: &str, session: Option<&str>, body: &str) -> Vec<u8> {
