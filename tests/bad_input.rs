@@ -261,3 +261,50 @@ fn extreme_transcript_timestamps_give_a_latency_not_a_panic() {
     assert_eq!(r.len(), 1);
     assert_eq!(r[0]["latency_ms"].as_f64(), Some(u64::MAX as f64 / 1000.0));
 }
+
+/// `[` … `]` nested `depth` levels around a value (JSON text).
+fn nested(depth: usize, inner: &str) -> String {
+    format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+#[test]
+fn a_message_nested_100000_levels_deep_is_a_counted_frame() {
+    let dir = temp_dir("deep");
+    let deep = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"content\":[],\"structuredContent\":{{\"v\":{}}}}}}}\n", nested(100_000, "1"));
+    let request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"deep\"}}\n";
+    std::fs::write(dir.join("c2s.log"), request).unwrap();
+    std::fs::write(dir.join("s2c.log"), &deep).unwrap();
+    let loaded = load_paths(&[dir.clone()]);
+    let r = rows(&loaded, "SELECT direction, kind, wire_bytes FROM frames ORDER BY seq");
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert_eq!(r[1]["kind"], "response");
+    assert_eq!(r[1]["wire_bytes"].as_u64(), Some(deep.len() as u64 - 1));
+}
+
+#[test]
+fn structured_content_deeper_than_128_levels_is_not_a_predicted_rejection() {
+    // The schema accepts any `v`; the content nests 200 arrays, which the clients' parsers
+    // (JSON.parse, Python json) read fine: no rejection can be predicted.
+    let dir = temp_dir("deep-structured");
+    let c2s = [
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"deep\"}}",
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"deep\"}}",
+    ];
+    let schema = "{\"type\":\"object\",\"properties\":{\"v\":{\"type\":\"array\"}},\"required\":[\"v\"]}";
+    let s2c = [
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"tools\":[{{\"name\":\"deep\",\"inputSchema\":{{\"type\":\"object\"}},\"outputSchema\":{schema}}}]}}}}"),
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"content\":[],\"structuredContent\":{{\"v\":{}}}}}}}", nested(200, "1")),
+        // The same tool's shallow result that breaks the schema is still caught.
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[],\"structuredContent\":{\"v\":7}}}".to_string(),
+    ];
+    std::fs::write(dir.join("c2s.log"), c2s.join("\n") + "\n").unwrap();
+    std::fs::write(dir.join("s2c.log"), s2c.join("\n") + "\n").unwrap();
+    let loaded = load_paths(&[dir.clone()]);
+    let r = rows(&loaded, "SELECT rpc_id, validation, schema_valid, validation_detail FROM calls WHERE method = 'tools/call' ORDER BY rpc_id");
+    assert_eq!(r.len(), 2, "{r:?}");
+    assert_eq!(r[0]["validation"], "none", "{r:?}");
+    assert!(r[0]["schema_valid"].is_null(), "not checked is neither valid nor invalid: {r:?}");
+    assert!(r[0]["validation_detail"].as_str().unwrap_or("").contains("not checked"), "{r:?}");
+    assert_eq!(r[1]["validation"], "predicted_reject", "{r:?}");
+}

@@ -103,7 +103,7 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
                             call.validation_detail = Some(errors.join("; "));
                         }
                     }
-                    SchemaCheck::SchemaError(e) => call.validation_detail = Some(e),
+                    SchemaCheck::SchemaError(e) | SchemaCheck::Unchecked(e) => call.validation_detail = Some(e),
                     SchemaCheck::NoSchema => {}
                 }
             }

@@ -30,6 +30,9 @@ pub enum SchemaCheck {
     Invalid(Vec<String>),
     /// The schema itself does not compile; the message says why.
     SchemaError(String),
+    /// structuredContent was not checked (it nests deeper than serde_json parses, 128 levels;
+    /// clients' parsers read it): neither valid nor a predicted rejection. The text says why.
+    Unchecked(String),
 }
 
 impl OutputSchemas {
@@ -69,12 +72,20 @@ impl OutputSchemas {
                         .collect();
                     if errors.is_empty() { SchemaCheck::Valid } else { SchemaCheck::Invalid(errors) }
                 }
+                Err(e) if is_recursion_limit(&e) => SchemaCheck::Unchecked(format!(
+                    "structuredContent not checked: it nests deeper than mcpsift's JSON parser reads (128 levels) ({e})"
+                )),
                 Err(e) => SchemaCheck::Invalid(vec![format!("structuredContent is not JSON: {e}")]),
             },
             Schema::Unusable(msg) => SchemaCheck::SchemaError(msg.clone()),
             Schema::Text(_) => SchemaCheck::SchemaError("schema not compiled".into()),
         }
     }
+}
+
+/// serde_json stops at 128 nested levels: text deeper than that may be valid JSON.
+fn is_recursion_limit(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("recursion limit exceeded")
 }
 
 /// Why the first text block and structuredContent disagree, if they do: text that parses as a
