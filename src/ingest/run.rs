@@ -160,8 +160,48 @@ pub fn ingest_reader(
 
 fn read_pcap(reader: impl Read + Send, opts: &IngestOptions, sink: &mut dyn Sink) {
     let pcap_opts = super::packet::pcap::PcapOptions { ports: opts.ports.clone(), max_frame_bytes: opts.max_frame_bytes as u64 };
-    if let Err(e) = super::packet::pcap::read_capture(reader, &pcap_opts, sink) {
-        sink.skip(Skip { offset: 0, bytes: 0, reason: SkipReason::UnreadableCapture, detail: e.to_string() });
+    let count = Arc::new(AtomicU64::new(0));
+    let mut reader = Counting { inner: reader, count: Arc::clone(&count) };
+    let mut tally = Tally { inner: sink, accounted: 0 };
+    let Err(e) = super::packet::pcap::read_capture(&mut reader, &pcap_opts, &mut tally) else { return };
+    // Whatever the capture reader read and did not account for (its header, the rest of an
+    // unreadable file, a buffer it could not parse before a read error) is one counted skip.
+    let reason = match e {
+        super::packet::pcap::PcapError::Io { .. } => SkipReason::ReadError,
+        _ => SkipReason::UnreadableCapture,
+    };
+    if reason == SkipReason::UnreadableCapture {
+        drain(&mut reader);
+    }
+    let read = i128::from(count.load(Ordering::Relaxed));
+    let (offset, bytes) = (u64::try_from(tally.accounted.clamp(0, read)).unwrap_or(0), u64::try_from(read - tally.accounted).unwrap_or(0));
+    tally.inner.skip(Skip { offset, bytes, reason, detail: e.to_string() });
+}
+
+/// A sink that passes everything on and sums the input bytes it accounts for.
+struct Tally<'s> {
+    inner: &'s mut dyn Sink,
+    accounted: i128,
+}
+
+impl Sink for Tally<'_> {
+    fn frame(&mut self, frame: super::frame::Frame) {
+        self.accounted += i128::from(frame.wire_bytes);
+        self.inner.frame(frame);
+    }
+    fn event(&mut self, event: super::frame::Event) {
+        self.inner.event(event);
+    }
+    fn skip(&mut self, skip: Skip) {
+        self.accounted += i128::from(skip.bytes);
+        self.inner.skip(skip);
+    }
+    fn framing(&mut self, category: super::frame::FramingCategory, bytes: u64) {
+        self.accounted += super::accounting::accounted_bytes(0, [(category.as_str(), bytes)], 0);
+        self.inner.framing(category, bytes);
+    }
+    fn begin_file(&mut self, file: &str) {
+        self.inner.begin_file(file);
     }
 }
 
