@@ -273,14 +273,22 @@ impl HalfStream {
         } else {
             stats.retransmitted_bytes += data.len() as u64;
         }
-        self.check_fin();
+        self.check_fin(stats);
     }
 
-    fn check_fin(&mut self) {
+    fn check_fin(&mut self, stats: &mut TcpStats) {
         if let Some(fin_at) = self.fin_at
             && self.delivered >= fin_at
         {
             self.ended = true;
+            // Data still pending lies past the FIN (it arrived before the FIN was seen): it is
+            // never delivered, and is counted like any payload beyond a FIN.
+            for (_, chunk) in std::mem::take(&mut self.pending) {
+                if let Pending::Data(d) = chunk {
+                    stats.after_close_bytes += d.len() as u64;
+                }
+            }
+            self.pending_data_bytes = 0;
         }
     }
 
@@ -372,7 +380,7 @@ impl HalfStream {
                 }
             }
         }
-        self.check_fin();
+        self.check_fin(stats);
     }
 
     /// Declares the first hole lost. Returns false when nothing is pending.
@@ -408,7 +416,7 @@ impl HalfStream {
             let n = fin_at - self.delivered;
             self.gap(n, stats, out);
         }
-        self.check_fin();
+        self.check_fin(stats);
     }
 }
 
