@@ -114,7 +114,13 @@ impl SseParser {
 
     /// Framing bytes counted since the last call (see [`SseParser`] fields).
     pub fn take_framing_bytes(&mut self) -> u64 {
-        std::mem::take(&mut self.framing_bytes)
+        // Inside an event with data, the last line break counted may still become the joining
+        // `\n` of a next data line (taken back in `begin_value`): one byte stays here until the
+        // event is dispatched.
+        let keep = u64::from(self.data_lines > 0).min(self.framing_bytes);
+        let n = self.framing_bytes - keep;
+        self.framing_bytes = keep;
+        n
     }
 
     /// Bytes skipped after gaps since the last call.

@@ -228,7 +228,20 @@ impl HostLogState {
                     p.frame.payload.truncate(end);
                     p.frame.wire_bytes -= tail as u64;
                     sink.framing(FramingCategory::HostlogMetadata, tail as u64);
-                    let Pending { frame, server, .. } = pending.take().expect("checked above");
+                    let Pending { mut frame, server, .. } = pending.take().expect("checked above");
+                    // The line that closed the message can carry it past the cap.
+                    if frame.payload.len() > self.max_frame_bytes {
+                        let cut = frame.payload.len() - self.max_frame_bytes;
+                        frame.payload.truncate(self.max_frame_bytes);
+                        frame.wire_bytes -= cut as u64;
+                        sink.skip(Skip {
+                            offset: frame.offset + frame.wire_bytes,
+                            bytes: cut as u64,
+                            reason: SkipReason::LineOverCap,
+                            detail: "multi-line message exceeds --max-frame-bytes".into(),
+                        });
+                        frame.incomplete = Some("multi-line message exceeds --max-frame-bytes".into());
+                    }
                     self.emit(frame, &server, sink);
                 } else if p.frame.payload.len() > self.max_frame_bytes {
                     let Pending { mut frame, server, .. } = pending.take().expect("checked above");
@@ -376,9 +389,21 @@ impl LineReader for HostLogState {
         if line.terminated {
             match pending.as_mut() {
                 // The newline is inside a pretty-printed message: part of the frame.
-                Some(p) => {
+                Some(p) if p.frame.payload.len() < self.max_frame_bytes => {
                     p.frame.payload.push(b'\n');
                     p.frame.wire_bytes += 1;
+                }
+                // The message is at the cap: this newline and the rest of its lines are past it.
+                Some(_) => {
+                    let Pending { mut frame, server, .. } = pending.take().expect("matched above");
+                    self.skipping = Some(Skip {
+                        offset: frame.offset + frame.wire_bytes,
+                        bytes: 1,
+                        reason: SkipReason::LineOverCap,
+                        detail: "multi-line message exceeds --max-frame-bytes; the rest of its lines are not read".into(),
+                    });
+                    frame.incomplete = Some("multi-line message exceeds --max-frame-bytes".into());
+                    self.emit(frame, &server, sink);
                 }
                 None => sink.framing(FramingCategory::LineTerminators, 1),
             }
