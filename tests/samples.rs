@@ -60,3 +60,56 @@ fn packet_capture_samples_match_truth() {
         check_sessions_against_truth(&loaded, file, &f["sessions"]);
     }
 }
+
+/// The 2026-07-28 recordings (mcp 2.x `Client` and `MCPServer`): frames, kinds, calls and
+/// outcomes as the truth counts them from the bytes, and the per-request client identities
+/// from `_meta` (two on one HTTP connection).
+#[test]
+fn protocol_2026_samples_match_truth() {
+    for folder in ["stdio_py2", "stdio_py2_fallback"] {
+        let t = truth(folder);
+        let loaded = load_paths(&[samples().join(folder)]);
+        check_against_truth(&loaded, &format!("{folder}/c2s.log+s2c.log"), &t, t["largest_frame"]["bytes"].as_i64());
+    }
+    let t = truth("http_py2");
+    let f = &t["files"]["py2_streamable.pcap"];
+    let loaded = load_paths(&[samples().join("http_py2")]);
+    check_against_truth(&loaded, "py2_streamable.pcap", f, f["largest_frame"]["bytes"].as_i64());
+    for ident in f["modern"]["client_identities_from_meta"].as_array().unwrap() {
+        let (name, version) = (ident["clientInfo"]["name"].as_str().unwrap(), ident["clientInfo"]["version"].as_str().unwrap());
+        let n = scalar(&loaded, &format!("SELECT COUNT(*) AS n FROM calls WHERE client_name = '{name}' AND client_version = '{version}'"));
+        assert_eq!(n, ident["requests"].as_i64().unwrap(), "requests of {name} {version}");
+    }
+    assert_eq!(f["modern"]["client_identities_from_meta"].as_array().unwrap().len(), 2, "two identities in the recording");
+}
+
+/// Multi-round-trip calls: each chain of the truth (an `input_required` result and the retries
+/// carrying its `requestState`) is one `chain_id` with rounds 1..n in request order and the
+/// truth's `resultType` per round; logical calls are counted once; no `input_required` round
+/// is `missing_structured`, truncated or lost.
+#[test]
+fn multi_round_trip_chains_match_truth() {
+    let cases = [("stdio_py2", truth("stdio_py2")), ("http_py2", truth("http_py2")["files"]["py2_streamable.pcap"].clone())];
+    for (folder, t) in cases {
+        let loaded = load_paths(&[samples().join(folder)]);
+        let m = &t["modern"];
+        let chains = m["mrtr_chains"].as_array().unwrap();
+        assert!(chains.len() >= 2, "{folder}: the recording has an accepted and a declined chain");
+        for c in chains {
+            let ids: Vec<String> = c["ids"].as_array().unwrap().iter().map(|i| i.to_string()).collect();
+            let first = &ids[0];
+            let r = rows(&loaded, &format!(
+                "SELECT rpc_id, round, result_type FROM calls WHERE chain_id IN (SELECT chain_id FROM calls WHERE method = 'tools/call' AND rpc_id = '{first}') ORDER BY round"
+            ));
+            let got: Vec<(String, i64, Value)> = r.iter().map(|x| (x["rpc_id"].as_str().unwrap().to_string(), x["round"].as_i64().unwrap(), x["result_type"].clone())).collect();
+            let want: Vec<(String, i64, Value)> = ids.iter().zip(c["result_types"].as_array().unwrap()).enumerate().map(|(i, (id, rt))| (id.clone(), i as i64 + 1, rt.clone())).collect();
+            assert_eq!(got, want, "{folder}: chain of {} ({})", c["tool"], c["input_actions"]);
+        }
+        let lc = &m["logical_calls"];
+        assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM calls WHERE method = 'tools/call'"), lc["tools/call requests"].as_i64().unwrap(), "{folder}: rounds");
+        assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM (SELECT DISTINCT chain_id FROM calls WHERE method = 'tools/call')"), lc["tools/call logical calls"].as_i64().unwrap(), "{folder}: logical calls");
+        assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM calls WHERE result_type = 'input_required'"), lc["input_required rounds"].as_i64().unwrap(), "{folder}: input_required rounds");
+        let wrong = scalar(&loaded, "SELECT COUNT(*) AS n FROM calls WHERE result_type = 'input_required' AND (missing_structured OR truncated OR outcome <> 'ok')");
+        assert_eq!(wrong, 0, "{folder}: input_required rounds are never missing_structured, truncated or lost");
+    }
+}

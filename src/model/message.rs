@@ -117,6 +117,10 @@ pub struct Message {
     pub cancel_reason: Option<String>,
     pub tools: Vec<ToolDef>,
     pub note: Option<String>,
+    /// The result's `resultType` (2026-07-28: `complete`, `input_required`).
+    pub result_type: Option<String>,
+    /// `requestState`: what an `input_required` result issued, or what a retry echoes.
+    pub request_state: Option<String>,
 }
 
 /// Keep texts up to this size for comparisons; larger ones are only measured.
@@ -194,6 +198,8 @@ struct Params<'a> {
     reason: Option<&'a RawValue>,
     #[serde(rename = "_meta", borrow)]
     meta: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow)]
+    request_state: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize, Default)]
@@ -234,6 +240,10 @@ struct ResultView<'a> {
     meta: Option<&'a RawValue>,
     #[serde(borrow)]
     truncated: Option<&'a RawValue>,
+    #[serde(rename = "resultType", borrow)]
+    result_type: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow)]
+    request_state: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -461,6 +471,7 @@ fn read_params(method: &str, p: Params, m: &mut Message) {
         m.client_info = Some(ci);
     }
     m.protocol_version = raw_str(p.protocol_version);
+    m.request_state = raw_str(p.request_state);
     if method == "notifications/cancelled" {
         m.cancels_id = p.request_id.map(|r| r.get().to_string());
         m.cancel_reason = raw_str(p.reason);
@@ -489,6 +500,8 @@ fn read_result(r: ResultView, m: &mut Message) {
     });
     m.server_info = r.server_info;
     m.protocol_version = raw_str(r.protocol_version);
+    m.result_type = raw_str(r.result_type);
+    m.request_state = raw_str(r.request_state);
     let mut marker: Option<String> = None;
     // The first text block is decoded only when needed: to compare with structuredContent, or
     // to read an error result's message.

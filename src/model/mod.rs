@@ -1,6 +1,7 @@
 //! Model: JSON-RPC messages → MCP facts → rows → polars tables. Knows MCP, not files.
 
 pub mod capture;
+mod chains;
 mod chunks;
 mod facts;
 pub mod jsonstr;

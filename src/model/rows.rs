@@ -215,6 +215,12 @@ table! {
         cancel_reason: Option<String>,
         /// What else was noticed.
         note: Option<String>,
+        /// The result's `resultType` (2026-07-28: `complete`, or `input_required` for a round that asks the client for input); null for errors and results without one.
+        result_type: Option<String>,
+        /// The logical call this row is a round of: `req_seq` of its first round. A retry carrying the `requestState` of an `input_required` result (same method and tool) joins that result's chain.
+        chain_id: u64,
+        /// Round within the chain, from 1; the chain's highest round is the logical call's outcome.
+        round: u32,
     }
 }
 
