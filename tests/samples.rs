@@ -113,3 +113,34 @@ fn multi_round_trip_chains_match_truth() {
         assert_eq!(wrong, 0, "{folder}: input_required rounds are never missing_structured, truncated or lost");
     }
 }
+
+/// Routing headers: every HTTP request frame's `MCP-Protocol-Version`, `Mcp-Method`,
+/// `Mcp-Name` and `Mcp-Param-*` (base64 form decoded) equal what the recorder sent, in order;
+/// the header mismatch the server answered with -32020 is one `header_mismatch` finding.
+#[test]
+fn routing_headers_match_truth() {
+    let t = truth("http_py2");
+    let f = &t["files"]["py2_streamable.pcap"];
+    let loaded = load_paths(&[samples().join("http_py2")]);
+    let got = rows(&loaded, "SELECT hdr_protocol_version, hdr_method, hdr_name, hdr_params FROM frames WHERE direction = 'c2s' AND kind IN ('request', 'notification') ORDER BY seq");
+    let want = f["modern"]["routing_headers"].as_array().unwrap();
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        let params = w["mcp-param-decoded"].as_object().unwrap();
+        let params = (!params.is_empty()).then(|| params.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap())).collect::<Vec<_>>().join("; "));
+        assert_eq!(g["hdr_protocol_version"], w["mcp-protocol-version"], "{w}");
+        assert_eq!(g["hdr_method"], w["mcp-method"], "{w}");
+        assert_eq!(g["hdr_name"], w["mcp-name"], "{w}");
+        assert_eq!(g["hdr_params"].as_str().map(|s| s.to_lowercase()), params.map(|s| s.to_lowercase()), "{w}");
+    }
+    assert!(want.iter().any(|w| w["mcp-param"].as_object().unwrap().values().any(|v| v.as_str().unwrap().starts_with("=?base64?"))), "the recording has a base64 header");
+    let check = crate::util::mcpsift(&["check", samples().join("http_py2").to_str().unwrap(), "-q", "--format", "json", "--rule", "header_mismatch"]);
+    let v: Value = serde_json::from_slice(&check.stdout).unwrap();
+    let found = v["findings"].as_array().unwrap();
+    let truth_errors = f["modern"]["mcp_errors_32020_32022"].as_array().unwrap();
+    assert_eq!(found.len(), truth_errors.len(), "{found:?}");
+    for (x, e) in found.iter().zip(truth_errors) {
+        assert_eq!(x["tool"], e["tool"]);
+        assert!(x["detail"].as_str().unwrap().contains(e["error"]["message"].as_str().unwrap()), "{x}");
+    }
+}

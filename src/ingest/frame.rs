@@ -64,6 +64,8 @@ pub struct HttpContext {
     pub mcp_method: Option<String>,
     /// `Mcp-Name` header of the request (2026-07-28).
     pub mcp_name: Option<String>,
+    /// `Mcp-Param-{Name}` headers of the request (2026-07-28): (Name as sent, raw value).
+    pub mcp_params: Vec<(String, String)>,
     /// SSE `id:` of the event that carried the frame.
     pub sse_event_id: Option<String>,
     /// Exchange number within the capture (pairs an `id: null` error with its request).

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use super::chunks::{chunk_calls, chunk_frames};
 use super::chains::{Chains, next_round};
+use super::routing::fill_routing;
 use super::facts::{custom_marker, fill_frame_row, fill_response, input_required, request_call, tool_rows};
 use super::message::{Kind, Message, Parsed, parse_payload};
 use super::pairing::Calls;
@@ -88,6 +89,8 @@ pub struct CaptureModel {
     schemas: OutputSchemas,
     /// Multi-round-trip chains waiting for a retry.
     chains: Chains,
+    /// Each listed tool's `x-mcp-header` arguments (tools/list does not vary per connection).
+    header_params: std::collections::HashMap<String, Vec<(String, String)>>,
 }
 
 impl CaptureModel {
@@ -105,6 +108,7 @@ impl CaptureModel {
             paged_calls: Vec::new(),
             schemas: OutputSchemas::default(),
             chains: Chains::default(),
+            header_params: Default::default(),
         }
     }
 
@@ -230,6 +234,14 @@ impl CaptureModel {
                 row.tool = row.tool.take().or(tool);
             }
         }
+        if direction == Direction::ClientToServer
+            && let Some(h) = &frame.http
+            && let [m] = messages.as_slice()
+            && matches!(m.kind, Some(Kind::Request) | Some(Kind::Notification))
+        {
+            let params = m.tool.as_ref().and_then(|t| self.header_params.get(t)).map(Vec::as_slice);
+            fill_routing(&mut row, h, m, params);
+        }
         if messages.len() == 1
             && let Some(m) = messages.into_iter().next()
         {
@@ -299,6 +311,7 @@ impl CaptureModel {
                     st.tools_list_pages += 1;
                     let page = st.tools_list_pages;
                     for t in &m.tools {
+                        self.header_params.insert(t.name.clone(), t.header_params.clone());
                         if let Some(schema) = &t.output_schema {
                             self.schemas.insert(session, &t.name, schema.clone());
                         }

@@ -2,6 +2,7 @@
 
 pub mod capture;
 mod chains;
+mod routing;
 mod chunks;
 mod facts;
 pub mod jsonstr;

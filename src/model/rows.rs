@@ -117,6 +117,18 @@ table! {
         truncation_marker: Option<String>,
         /// What else was noticed (batch size, incomplete frame, HTTP status, ...).
         note: Option<String>,
+        /// HTTP request frames: the `MCP-Protocol-Version` header.
+        hdr_protocol_version: Option<String>,
+        /// HTTP request frames: the `Mcp-Method` header (2026-07-28).
+        hdr_method: Option<String>,
+        /// HTTP request frames: the `Mcp-Name` header, `=?base64?...?=` decoded.
+        hdr_name: Option<String>,
+        /// HTTP request frames: the `Mcp-Param-{Name}` headers as `Name=value` joined by `; `, values `=?base64?...?=` decoded.
+        hdr_params: Option<String>,
+        /// The request's `_meta` protocolVersion (what `MCP-Protocol-Version` must equal).
+        meta_protocol_version: Option<String>,
+        /// HTTP request frames: the headers that disagree with the body, e.g. `Mcp-Name differs`, `Mcp-Param-Region missing` (Mcp-Param checks need the tool's inputSchema from an earlier tools/list).
+        header_mismatch: Option<String>,
     }
 }
 

@@ -110,6 +110,7 @@ struct Exchange {
     protocol_version: Option<String>,
     mcp_method: Option<String>,
     mcp_name: Option<String>,
+    mcp_params: Vec<(String, String)>,
     request_session: Option<String>,
     query_session: Option<String>,
     response_session: Option<String>,
@@ -143,6 +144,7 @@ impl Exchange {
             protocol_version: self.protocol_version.clone(),
             mcp_method: self.mcp_method.clone(),
             mcp_name: self.mcp_name.clone(),
+            mcp_params: self.mcp_params.clone(),
             sse_event_id,
             exchange: self.number,
         }
@@ -490,6 +492,7 @@ impl HttpConnection {
                     protocol_version: facts.protocol_version.clone(),
                     mcp_method: facts.mcp_method.clone(),
                     mcp_name: facts.mcp_name.clone(),
+                    mcp_params: facts.mcp_params.clone(),
                     request_session: facts.session_id.clone(),
                     ..Default::default()
                 };
