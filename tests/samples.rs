@@ -144,3 +144,40 @@ fn routing_headers_match_truth() {
         assert!(x["detail"].as_str().unwrap().contains(e["error"]["message"].as_str().unwrap()), "{x}");
     }
 }
+
+/// Sessions in a stateless protocol: the era and the negotiation of each 2026 recording as the
+/// truth reads them from the bytes (the fallback speaks the version its `initialize` asked
+/// for), and the conversation key: one per client identity from `_meta`, across the two TCP
+/// connections of the HTTP recording.
+#[test]
+fn protocol_era_negotiation_and_conversations_match_truth() {
+    for folder in ["stdio_py2", "stdio_py2_fallback"] {
+        let t = truth(folder);
+        let n = &t["modern"]["negotiation"];
+        let loaded = load_paths(&[samples().join(folder)]);
+        let s = rows(&loaded, "SELECT protocol_era, negotiation, protocol_version FROM sessions");
+        assert_eq!(s.len(), 1, "{folder}");
+        assert_eq!(s[0]["protocol_era"], n["protocol_era"], "{folder}");
+        assert_eq!(s[0]["negotiation"], n["outcome"], "{folder}");
+        let requested = t["sessions"][0]["requested_protocolVersion"].clone();
+        let want = if requested.is_null() { t["modern"]["requests"][0]["protocolVersion_meta"].clone() } else { requested };
+        assert_eq!(s[0]["protocol_version"], want, "{folder}");
+    }
+    let f = truth("http_py2")["files"]["py2_streamable.pcap"].clone();
+    let loaded = load_paths(&[samples().join("http_py2")]);
+    let s = rows(&loaded, "SELECT protocol_era, negotiation FROM sessions WHERE negotiation IS NOT NULL");
+    assert_eq!(s.len(), 1, "one connection carried the discover probes: {s:?}");
+    assert_eq!(s[0]["protocol_era"], f["modern"]["negotiation"]["protocol_era"]);
+    assert_eq!(s[0]["negotiation"], f["modern"]["negotiation"]["outcome"]);
+    let conns = scalar(&loaded, "SELECT COUNT(*) AS n FROM sessions");
+    assert_eq!(conns, f["http"]["tcp_connections_by_client_port"].as_object().unwrap().len() as i64, "sessions are TCP connections");
+    let convs = rows(&loaded, "SELECT conversation, COUNT(*) AS n FROM calls GROUP BY conversation ORDER BY conversation");
+    let idents = f["modern"]["client_identities_from_meta"].as_array().unwrap();
+    assert_eq!(convs.len(), idents.len(), "{convs:?}");
+    let host = f["http"]["base_url"].as_str().unwrap().trim_start_matches("http://").split(':').next().unwrap().to_string();
+    for (c, i) in convs.iter().zip(idents) {
+        let who = format!("{} {} @ ip:{host}", i["clientInfo"]["name"].as_str().unwrap(), i["clientInfo"]["version"].as_str().unwrap());
+        assert_eq!(c["conversation"], who.as_str());
+        assert_eq!(c["n"], i["requests"]);
+    }
+}

@@ -66,6 +66,8 @@ pub struct HttpContext {
     pub mcp_name: Option<String>,
     /// `Mcp-Param-{Name}` headers of the request (2026-07-28): (Name as sent, raw value).
     pub mcp_params: Vec<(String, String)>,
+    /// IP address of the connection's client side, when known.
+    pub client_ip: Option<String>,
     /// SSE `id:` of the event that carried the frame.
     pub sse_event_id: Option<String>,
     /// Exchange number within the capture (pairs an `id: null` error with its request).

@@ -305,6 +305,7 @@ impl CaptureModel {
                     return answered;
                 }
                 fill_response(call, seq, frame, m, session, &mut self.schemas);
+                self.sessions.answered(session, frame.transport, &call.method, m);
                 let retry = m.request_state.as_deref().filter(|_| input_required(call)).and_then(|state| self.chains.issued(call, state)).map(|i| (i, (call.chain_id, call.round)));
                 if call.method == "tools/list" && (!m.tools.is_empty() || m.items_returned.is_some()) {
                     let st = self.sessions.get_mut(session).expect("session exists for every frame");

@@ -29,7 +29,22 @@ pub(crate) fn request_call(capture: &Arc<str>, session: &Arc<str>, direction: Di
         page_size_arg: m.page_size_arg,
         chain_id: seq,
         round: 1,
+        conversation: conversation(session, frame, m),
         ..CallRow::default()
+    }
+}
+
+/// The conversation a request belongs to: its session, unless it is a 2026-07-28 request
+/// (stateless: `_meta` carries the protocol version), whose conversation is its client
+/// identity at its pipe or client address.
+fn conversation(session: &Arc<str>, frame: &Frame, m: &Message) -> String {
+    if m.meta_protocol_version.is_none() || m.method.as_deref() == Some("initialize") {
+        return session.to_string();
+    }
+    let who = m.client_info.as_ref().map_or_else(|| "? ?".to_string(), |c| format!("{} {}", c.name.as_deref().unwrap_or("?"), c.version.as_deref().unwrap_or("?")));
+    match frame.http.as_ref().and_then(|h| h.client_ip.as_deref()) {
+        Some(ip) => format!("{who} @ ip:{ip}"),
+        None => format!("{who} @ {session}"),
     }
 }
 

@@ -233,6 +233,8 @@ table! {
         chain_id: u64,
         /// Round within the chain, from 1; the chain's highest round is the logical call's outcome.
         round: u32,
+        /// Conversation key: the session for handshake-era calls; for a 2026-07-28 request (its `_meta` carries a protocolVersion) `client_name client_version @ place`, place being `ip:ADDR` of the HTTP client, else the session (the stdio pipe).
+        conversation: String,
     }
 }
 
@@ -278,6 +280,10 @@ table! {
         non_json_s2c: u64,
         /// Bytes of those lines.
         non_json_s2c_bytes: u64,
+        /// `handshake` (an `initialize` answered), `stateless` (2026-07-28 requests answered with a `resultType`, no `initialize`), `mixed` (both), null (neither).
+        protocol_era: Option<String>,
+        /// `discover` (`server/discover` answered), `fallback_initialize` (`server/discover` failed or unanswered, then `initialize`), `initialize` (no probe), null (neither seen).
+        negotiation: Option<String>,
     }
 }
 

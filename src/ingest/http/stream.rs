@@ -145,6 +145,7 @@ impl Exchange {
             mcp_method: self.mcp_method.clone(),
             mcp_name: self.mcp_name.clone(),
             mcp_params: self.mcp_params.clone(),
+            client_ip: None,
             sse_event_id,
             exchange: self.number,
         }
@@ -307,6 +308,8 @@ pub struct HttpConnection {
     connection: ConnectionId,
     dirs: [DirParser; 2],
     exchanges: VecDeque<Exchange>,
+    /// IP address of side A and side B, when the packet layer knows them.
+    addrs: [Option<std::net::IpAddr>; 2],
 }
 
 impl HttpConnection {
@@ -317,7 +320,19 @@ impl HttpConnection {
             connection,
             dirs: [DirParser::new(role_of(Side::A)), DirParser::new(role_of(Side::B))],
             exchanges: VecDeque::new(),
+            addrs: [None, None],
         }
+    }
+
+    /// The IP addresses of side A and B (frames name the client's).
+    pub fn with_addresses(mut self, a: std::net::IpAddr, b: std::net::IpAddr) -> Self {
+        self.addrs = [Some(a), Some(b)];
+        self
+    }
+
+    /// The client side's IP address, once a side is known to be the client.
+    fn client_ip(&self) -> Option<String> {
+        [Side::A, Side::B].into_iter().find(|s| self.dirs[s.index()].role == Some(Role::Client)).and_then(|s| self.addrs[s.index()]).map(|ip| ip.to_string())
     }
 
     /// In-order bytes of `side`'s stream at `offset`.
@@ -726,6 +741,7 @@ impl HttpConnection {
         let outputs = std::mem::take(&mut body.content.outputs);
         let mut held_any = false;
         let (number, direction) = (body.exchange, body.direction);
+        let client_ip = self.client_ip();
         // The exchange may have been given up (too many open); its frames still count.
         let mut orphan = Exchange {
             number,
@@ -755,7 +771,7 @@ impl HttpConnection {
                         payload,
                         incomplete,
                         note,
-                        http: Some(x.context(connection, None)),
+                        http: Some(HttpContext { client_ip: client_ip.clone(), ..x.context(connection, None) }),
                     };
                     if direction == Direction::ClientToServer && !x.response_seen && !x.method.is_empty() {
                         held_any = true;
@@ -787,7 +803,7 @@ impl HttpConnection {
                         payload: event.data,
                         incomplete: event.incomplete,
                         note: None,
-                        http: Some(x.context(connection, event.id)),
+                        http: Some(HttpContext { client_ip: client_ip.clone(), ..x.context(connection, event.id) }),
                     };
                     env.frame(frame);
                 }
