@@ -419,7 +419,7 @@ table! {
         bytes: u64,
         /// Frames at or above `bytes × warn_ratio` are near the limit.
         warn_ratio: f64,
-        /// What it applies to: `stdio` frames (also host logs and transcripts of stdio sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads.
+        /// What it applies to: `stdio` frames (also host logs and transcripts of stdio sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads, `sse_event` (server-to-client frames carried in an SSE event).
         scope: String,
         /// Checked by `near_limit_frames` (others are thresholds other rules use); `--limit` enables the limit it names.
         enabled: bool,
