@@ -68,6 +68,8 @@ pub struct HttpContext {
     pub mcp_params: Vec<(String, String)>,
     /// IP address of the connection's client side, when known.
     pub client_ip: Option<String>,
+    /// `User-Agent` header of the request (names the client's HTTP library).
+    pub user_agent: Option<String>,
     /// SSE `id:` of the event that carried the frame.
     pub sse_event_id: Option<String>,
     /// Exchange number within the capture (pairs an `id: null` error with its request).

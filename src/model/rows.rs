@@ -129,6 +129,8 @@ table! {
         meta_protocol_version: Option<String>,
         /// HTTP request frames: the headers that disagree with the body, e.g. `Mcp-Name differs`, `Mcp-Param-Region missing` (Mcp-Param checks need the tool's inputSchema from an earlier tools/list).
         header_mismatch: Option<String>,
+        /// HTTP frames (both directions): the `User-Agent` of the exchange's request, e.g. `python-httpx2/2.16.2` (the `mcp` 2.x Python client).
+        http_user_agent: Option<String>,
     }
 }
 
@@ -419,7 +421,7 @@ table! {
         bytes: u64,
         /// Frames at or above `bytes × warn_ratio` are near the limit.
         warn_ratio: f64,
-        /// What it applies to: `stdio` frames (also host logs and transcripts of stdio sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads, `sse_event` (server-to-client frames carried in an SSE event).
+        /// What it applies to: `stdio` frames (also host logs and transcripts of stdio sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads, `sse_event` (server-to-client frames carried in an SSE event to a client whose `User-Agent` is `python-httpx2/...`, the `mcp` 2.x Python client).
         scope: String,
         /// Checked by `near_limit_frames` (others are thresholds other rules use); `--limit` enables the limit it names.
         enabled: bool,

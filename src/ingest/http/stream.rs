@@ -111,6 +111,7 @@ struct Exchange {
     mcp_method: Option<String>,
     mcp_name: Option<String>,
     mcp_params: Vec<(String, String)>,
+    user_agent: Option<String>,
     request_session: Option<String>,
     query_session: Option<String>,
     response_session: Option<String>,
@@ -145,6 +146,7 @@ impl Exchange {
             mcp_method: self.mcp_method.clone(),
             mcp_name: self.mcp_name.clone(),
             mcp_params: self.mcp_params.clone(),
+            user_agent: self.user_agent.clone(),
             client_ip: None,
             sse_event_id,
             exchange: self.number,
@@ -508,6 +510,7 @@ impl HttpConnection {
                     mcp_method: facts.mcp_method.clone(),
                     mcp_name: facts.mcp_name.clone(),
                     mcp_params: facts.mcp_params.clone(),
+                    user_agent: facts.user_agent.clone(),
                     request_session: facts.session_id.clone(),
                     ..Default::default()
                 };
