@@ -234,7 +234,7 @@ impl CaptureModel {
                 row.tool = row.tool.take().or(tool);
             }
         }
-        row.http_user_agent = frame.http.as_ref().and_then(|h| h.user_agent.clone());
+        row.http_user_agent = frame.http.as_ref().and_then(|h| h.extras.as_ref()).and_then(|e| e.user_agent.clone());
         if direction == Direction::ClientToServer
             && let Some(h) = &frame.http
             && let [m] = messages.as_slice()

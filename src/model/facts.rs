@@ -42,7 +42,7 @@ fn conversation(session: &Arc<str>, frame: &Frame, m: &Message) -> String {
         return session.to_string();
     }
     let who = m.client_info.as_ref().map_or_else(|| "? ?".to_string(), |c| format!("{} {}", c.name.as_deref().unwrap_or("?"), c.version.as_deref().unwrap_or("?")));
-    match frame.http.as_ref().and_then(|h| h.client_ip.as_deref()) {
+    match frame.http.as_ref().and_then(|h| h.extras.as_ref()).and_then(|e| e.client_ip.as_deref()) {
         Some(ip) => format!("{who} @ ip:{ip}"),
         None => format!("{who} @ {session}"),
     }

@@ -50,7 +50,7 @@ pub fn fill_routing(row: &mut FrameRow, http: &HttpContext, m: &Message, header_
     row.hdr_protocol_version = http.protocol_version.clone();
     row.hdr_method = http.mcp_method.clone();
     row.hdr_name = http.mcp_name.as_deref().map(decode_header_value);
-    let params: Vec<(String, String)> = http.mcp_params.iter().map(|(n, v)| (n.clone(), decode_header_value(v))).collect();
+    let params: Vec<(String, String)> = http.extras.iter().flat_map(|e| &e.mcp_params).map(|(n, v)| (n.clone(), decode_header_value(v))).collect();
     if !params.is_empty() {
         row.hdr_params = Some(params.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join("; "));
     }
@@ -99,7 +99,10 @@ mod tests {
             protocol_version: Some("2026-07-28".into()),
             mcp_method: Some("tools/call".into()),
             mcp_name: Some("=?base64?cXVlcnk=?=".into()),
-            mcp_params: vec![("Region".into(), "us-east-1".into()), ("Limit".into(), "10.0".into())],
+            extras: Some(Box::new(crate::ingest::frame::RequestExtras {
+                mcp_params: vec![("Region".into(), "us-east-1".into()), ("Limit".into(), "10.0".into())],
+                ..Default::default()
+            })),
             ..HttpContext::default()
         };
         let m = Message {

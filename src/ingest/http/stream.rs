@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 
 use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
-use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, HttpContext, Sink, Skip, SkipReason, Transport};
+use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, HttpContext, RequestExtras, Sink, Skip, SkipReason, Transport};
 use crate::ingest::http::body::{BodyContent, BodyOutput, ContentSink, content_kind};
 use crate::ingest::http::chunked::ChunkedDecoder;
 use crate::ingest::http::encoding::ContentDecoder;
@@ -136,7 +136,9 @@ impl Exchange {
             .or_else(|| self.stream_session.clone())
     }
 
-    fn context(&self, connection: ConnectionId, sse_event_id: Option<String>) -> HttpContext {
+    fn context(&self, connection: ConnectionId, sse_event_id: Option<String>, client_ip: Option<String>) -> HttpContext {
+        let extras = (!self.mcp_params.is_empty() || self.user_agent.is_some() || client_ip.is_some())
+            .then(|| Box::new(RequestExtras { mcp_params: self.mcp_params.clone(), client_ip, user_agent: self.user_agent.clone() }));
         HttpContext {
             connection,
             method: self.method.clone(),
@@ -145,9 +147,7 @@ impl Exchange {
             protocol_version: self.protocol_version.clone(),
             mcp_method: self.mcp_method.clone(),
             mcp_name: self.mcp_name.clone(),
-            mcp_params: self.mcp_params.clone(),
-            user_agent: self.user_agent.clone(),
-            client_ip: None,
+            extras,
             sse_event_id,
             exchange: self.number,
         }
@@ -774,7 +774,7 @@ impl HttpConnection {
                         payload,
                         incomplete,
                         note,
-                        http: Some(HttpContext { client_ip: client_ip.clone(), ..x.context(connection, None) }),
+                        http: Some(x.context(connection, None, client_ip.clone())),
                     };
                     if direction == Direction::ClientToServer && !x.response_seen && !x.method.is_empty() {
                         held_any = true;
@@ -806,7 +806,7 @@ impl HttpConnection {
                         payload: event.data,
                         incomplete: event.incomplete,
                         note: None,
-                        http: Some(HttpContext { client_ip: client_ip.clone(), ..x.context(connection, event.id) }),
+                        http: Some(x.context(connection, event.id, client_ip.clone())),
                     };
                     env.frame(frame);
                 }
