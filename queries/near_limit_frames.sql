@@ -3,7 +3,11 @@
 -- Why: the TypeScript SDK's stdio reader (>= 1.30.0) closes the connection when a line
 -- reaches 10,485,760 bytes (typescript-sdk #2239): callers only see `-32000 Connection
 -- closed`, then `Not connected`. Codex rejects 8 MiB stdout lines (openai/codex #31805); SDK
--- HTTP servers answer 413 above 4 MiB request bodies. Sizes are bytes on the wire: CJK text
+-- HTTP servers answer 413 above 4 MiB request bodies; the `mcp` 2.x Python client rejects an
+-- SSE event over 1 MiB (`py_client_sse_event`, scope `sse_event`: server-to-client frames
+-- carried in SSE events to a client whose User-Agent is `python-httpx2/...`, which only the
+-- 2.x client sends; 1.x clients use httpx and have no such cap) while it accepts larger JSON
+-- bodies. Sizes are bytes on the wire: CJK text
 -- is 3 bytes a character and base64 makes images 4/3 larger (the base64 share is reported).
 -- Evidence: reference/field-notes.md "Reader limits"; corpus stdio_ts_size_limit phases C-D.
 -- Limits: the `limits` table (enabled rows), overridable with --limit NAME=BYTES[:RATIO].
@@ -21,7 +25,7 @@ lowest AS (
 ),
 -- Only frames past the lowest warning size meet the limits (keeps the join small).
 big AS (
-  SELECT f.capture, f.session, f.seq, f.rpc_id, f.tool, f.direction, f.transport, f.wire_bytes, f.blob_bytes_b64
+  SELECT f.capture, f.session, f.seq, f.rpc_id, f.tool, f.direction, f.transport, f.wire_bytes, f.blob_bytes_b64, f.http_user_agent
   FROM frames f CROSS JOIN lowest w
   WHERE f.wire_bytes >= w.warn_bytes
 ),
@@ -33,7 +37,8 @@ hits AS (
   WHERE f.wire_bytes >= lim.warn_ratio * lim.limit_bytes
     AND ((lim.scope = 'stdio' AND f.transport IN ('stdio', 'hostlog', 'jsonl'))
       OR (lim.scope = 'http_request' AND f.transport = 'http' AND f.direction = 'c2s')
-      OR (lim.scope = 'result' AND f.direction = 's2c'))
+      OR (lim.scope = 'result' AND f.direction = 's2c')
+      OR (lim.scope = 'sse_event' AND f.transport = 'sse' AND f.direction = 's2c' AND f.http_user_agent LIKE 'python-httpx2/%'))
 ),
 per_frame AS (
   SELECT capture, session, seq, rpc_id, tool, direction, wire_bytes, blob_bytes_b64,

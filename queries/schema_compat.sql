@@ -5,10 +5,11 @@
 --   SL004 an array without `items` (rejected by strict validators, e.g. OpenAI function calling)
 --   SL007 duplicate tool name in one list, or across the servers of one capture
 --   dialect: `$schema` other than 2020-12 and draft-07 (e.g. 2019-09), tuple-form `items`.
---         draft-07 is what the TypeScript SDK emits for every McpServer tool and what most
---         clients accept, so it is not flagged (a few clients accept only 2020-12:
---         typescript-sdk #2721); `SELECT * FROM tools WHERE output_dialect LIKE '%draft-07%'`
---         lists those tools.
+--   draft-07 outputSchema (warn): Claude Code's default validator accepts only 2020-12, so
+--         every call of such a tool fails at call time while tools/list succeeds
+--         (claude-code #88882, open). The TypeScript SDK's zod conversion emits draft-07 for
+--         every McpServer tool (typescript-sdk #745), so many servers are affected; a
+--         draft-07 inputSchema is accepted and not flagged.
 --   description over 2048 UTF-16 units (Claude Code cuts it silently: claude-code #41593)
 --   list payload over the `tools_list_payload` budget (Cursor: ~220-290 KB lists showed 0 tools)
 --   tool count over 40 (info), 80 (warn), 100 (error): clients drop the extra tools
@@ -16,9 +17,9 @@
 -- scope: capture
 -- title: Schema compatibility
 -- severity error: clients reject the tool or the whole list, or silently cut it
--- severity warn: some clients reject or cut it (a dialect, a large list)
+-- severity warn: some clients reject or cut it (a dialect, a draft-07 outputSchema Claude Code rejects, a large list)
 -- severity info: a tool count past 40, where some clients start dropping tools
--- advice: Give every inputSchema root type object and every array items; keep names unique, descriptions under 2048 UTF-16 units and tools/list small.
+-- advice: Give every inputSchema root type object and every array items; declare outputSchema in 2020-12 (or without `$schema`); keep names unique, descriptions under 2048 UTF-16 units and tools/list small.
 WITH t AS (SELECT * FROM tools),
 budget AS (SELECT bytes AS budget_bytes FROM limits WHERE name = 'tools_list_payload'),
 dups AS (
@@ -34,6 +35,7 @@ per_tool AS (
       CASE WHEN tuple_items THEN 'tuple-form items (draft-07 style); ' ELSE '' END,
       CASE WHEN description_utf16 > 2048 THEN CONCAT('description is ', CAST(description_utf16 AS STRING), ' UTF-16 units, ', CAST(description_utf16 - 2048 AS STRING), ' cut at 2048; ') ELSE '' END,
       CASE WHEN output_dialect IS NOT NULL AND output_dialect NOT LIKE '%2020-12%' AND output_dialect NOT LIKE '%draft-07%' THEN CONCAT('outputSchema dialect ', output_dialect, '; ') ELSE '' END,
+      CASE WHEN output_dialect LIKE '%draft-07%' THEN 'draft-07 outputSchema: Claude Code fails every call of this tool (claude-code #88882: its validator accepts only 2020-12; tools/list still succeeds); ' ELSE '' END,
       CASE WHEN input_dialect IS NOT NULL AND input_dialect NOT LIKE '%2020-12%' AND input_dialect NOT LIKE '%draft-07%' THEN CONCAT('inputSchema dialect ', input_dialect, '; ') ELSE '' END
     ) AS causes,
     description_utf16

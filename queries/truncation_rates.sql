@@ -2,6 +2,10 @@
 -- calls, results truncated by a marker, calls lost (no response before the connection ended),
 -- calls cancelled (the client gave up, usually a timeout), and the rate of results the model
 -- did not get whole. One finding per group with anything truncated, lost or cancelled.
+-- Calls are logical calls: a multi-round-trip chain (2026-07-28 `input_required` rounds and
+-- their retries, `calls.chain_id`) counts once, with the outcome of its last round; the
+-- rounds are named in the detail when there are more rounds than calls. An `input_required`
+-- round is never truncated or lost.
 -- Why: a truncated result is silent data loss for the model; rates per client version show
 -- which hosts cut (Claude Code's 25,000-token cap, 25 KiB / 50 KB / 128 KiB caps in other
 -- clients) and which servers cut themselves ("[Response truncated due to size limit]",
@@ -14,19 +18,26 @@
 -- severity warn: results were truncated by a marker or cancelled by the client
 -- advice: Paginate or summarise large results; when cutting, say so in structuredContent and give the model a way to fetch the rest.
 -- section: truncation
-WITH tool_calls AS (
-  SELECT capture, tool, client_name, client_version, server_name, server_version, truncated,
-         CASE WHEN outcome = 'no_response' THEN 1 ELSE 0 END AS lost,
-         CASE WHEN outcome = 'cancelled' THEN 1 ELSE 0 END AS gave_up,
-         CASE WHEN truncated THEN 1 ELSE 0 END AS cut,
-         COALESCE(resp_bytes, 0) AS resp_bytes
+WITH chains AS (
+  SELECT capture, chain_id, MAX(round) AS last_round, COUNT(*) AS rounds, MAX(COALESCE(resp_bytes, 0)) AS chain_resp_bytes
   FROM calls
   WHERE method = 'tools/call'
+  GROUP BY capture, chain_id
+),
+tool_calls AS (
+  SELECT c.capture, c.tool, c.client_name, c.client_version, c.server_name, c.server_version, c.truncated,
+         CASE WHEN c.outcome = 'no_response' THEN 1 ELSE 0 END AS lost,
+         CASE WHEN c.outcome = 'cancelled' THEN 1 ELSE 0 END AS gave_up,
+         CASE WHEN c.truncated THEN 1 ELSE 0 END AS cut,
+         k.chain_resp_bytes AS resp_bytes, k.rounds
+  FROM calls c
+  JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round
+  WHERE c.method = 'tools/call'
 ),
 groups AS (
   SELECT capture, tool, client_name, client_version,
          MAX(COALESCE(server_name, '?')) AS server_name, MAX(COALESCE(server_version, '?')) AS server_version,
-         COUNT(*) AS calls, SUM(cut) AS truncated, SUM(lost) AS lost, SUM(gave_up) AS cancelled, MAX(resp_bytes) AS max_resp_bytes
+         COUNT(*) AS calls, SUM(rounds) AS rounds, SUM(cut) AS truncated, SUM(lost) AS lost, SUM(gave_up) AS cancelled, MAX(resp_bytes) AS max_resp_bytes
   FROM tool_calls
   GROUP BY capture, tool, client_name, client_version
 )
@@ -39,7 +50,8 @@ SELECT 'truncation_rates' AS rule,
        CONCAT(CAST(truncated AS STRING), ' of ', CAST(calls AS STRING), ' calls truncated, ',
               CAST(lost AS STRING), ' lost, ', CAST(cancelled AS STRING), ' cancelled; rate ',
               CAST(ROUND(100.0 * (truncated + lost + cancelled) / calls, 1) AS STRING), '%; server ',
-              server_name, ' ', server_version) AS detail
+              server_name, ' ', server_version,
+              CASE WHEN rounds > calls THEN CONCAT('; ', CAST(rounds AS STRING), ' rounds') ELSE '' END) AS detail
 FROM groups
 WHERE truncated + lost + cancelled > 0
 ORDER BY capture, tool, client

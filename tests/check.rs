@@ -19,8 +19,25 @@ fn rule_for(problem: &str) -> &'static str {
         "tools_list_next_cursor_not_followed" | "tool_cursor_drift" => "pagination_drift",
         "result_truncated" | "request_cancelled" => "truncation_rates",
         "stdout_non_json_line" => "connection_deaths",
+        "frame_over_python_sse_event_limit" => "near_limit_frames",
+        "header_mismatch" => "header_mismatch",
         other => panic!("unmapped seeded problem {other}"),
     }
+}
+
+/// (capture file, tool) of the schema_compat findings about a draft-07 outputSchema.
+fn draft07_tools(v: &Value) -> Vec<(String, Option<String>)> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "schema_compat" && f["detail"].as_str().unwrap_or("").contains("draft-07 outputSchema: Claude Code"))
+        .map(|f| {
+            let capture = f["capture"].as_str().unwrap();
+            let folder = capture.split('/').rev().nth(1).unwrap_or("").to_string();
+            (format!("{folder}/{}", capture.rsplit('/').next().unwrap_or("")), f["tool"].as_str().map(str::to_string))
+        })
+        .collect()
 }
 
 fn check_json(paths: &[&str]) -> Value {
@@ -34,8 +51,9 @@ fn check_json(paths: &[&str]) -> Value {
 
 type Key = (String, String, Option<String>, String, Option<i64>);
 
-/// (capture file, rule, tool, client, bytes) of every warn/error finding.
-fn reported(v: &Value) -> BTreeSet<Key> {
+/// (capture file, rule, tool, client, bytes) of every warn/error finding, duplicates kept
+/// (a capture may have several findings alike, e.g. one per `tools/list` page).
+fn reported(v: &Value) -> Vec<Key> {
     v["findings"]
         .as_array()
         .unwrap()
@@ -80,19 +98,28 @@ fn check_reports_each_seeded_problem_in_samples_exactly_once() {
     expected.extend(seeded("stdio_ts/c2s.log+s2c.log.gz", &read_json(&samples().join("stdio_ts/truth.json"))["problems"]));
     expected.extend(seeded("stdio_py/c2s.log+s2c.log", &read_json(&samples().join("stdio_py/truth.json"))["problems"]));
     expected.extend(seeded("transcript/session.jsonl", &read_json(&samples().join("transcript/truth.json"))["problems"]));
+    for folder in ["stdio_py2", "stdio_py2_fallback"] {
+        expected.extend(seeded(&format!("{folder}/c2s.log+s2c.log"), &read_json(&samples().join(folder).join("truth.json"))["problems"]));
+    }
     let hostlog = read_json(&samples().join("hostlog/truth.json"));
     for (file, f) in hostlog["files"].as_object().unwrap() {
         expected.extend(seeded(&format!("hostlog/{file}"), &f["truth"]["problems"]));
     }
-    let pcap = read_json(&samples().join("pcap/truth.json"));
-    for (file, f) in pcap["files"].as_object().unwrap() {
-        let truth = if f.get("truth").is_some() { &f["truth"] } else { f };
-        expected.extend(seeded(&format!("pcap/{file}"), &truth["problems"]));
+    for folder in ["pcap", "http_py2"] {
+        let pcap = read_json(&samples().join(folder).join("truth.json"));
+        for (file, f) in pcap["files"].as_object().unwrap() {
+            let truth = if f.get("truth").is_some() { &f["truth"] } else { f };
+            expected.extend(seeded(&format!("{folder}/{file}"), &truth["problems"]));
+        }
     }
+    // draft-07 outputSchema warnings are checked against the bytes in
+    // `draft07_output_schemas_are_warned_naming_claude_code`.
+    got.retain(|g| !(g.1 == "schema_compat" && draft07_tools(&v).contains(&(g.0.clone(), g.2.clone()))));
     for key in &expected {
         let found = got.iter().find(|g| g.0 == key.0 && g.1 == key.1 && g.2 == key.2 && g.3 == key.3 && (key.4.is_none() || g.4 == key.4)).cloned();
         let found = found.unwrap_or_else(|| panic!("seeded problem not reported: {key:?}\nreported: {got:#?}"));
-        got.remove(&found);
+        let at = got.iter().position(|g| *g == found).expect("found above");
+        got.remove(at);
     }
     // The only other problem: the host log records the server exiting early.
     assert!(hostlog["files"]["mcp-server-docs.log"]["server_exited_early"].as_bool().unwrap());
@@ -178,13 +205,18 @@ fn fail_on_sets_the_exit_code() {
     let d = dir.to_str().unwrap();
     assert_eq!(mcpsift(&["check", d, "-q", "--fail-on", "error"]).status.code(), Some(1));
     assert_eq!(mcpsift(&["check", d, "-q"]).status.code(), Some(0));
-    let clean = samples().join("hostlog/mcp.log");
+    let clean = samples().join("pcap/py_streamable.pcap");
     assert_eq!(mcpsift(&["check", clean.to_str().unwrap(), "-q", "--fail-on", "warn"]).status.code(), Some(0));
-    // Clean sessions get no finding at all, not even info.
+    // Clean sessions get no finding at all, not even info; the TypeScript server's sessions
+    // only the draft-07 outputSchema warnings (Claude Code rejects those tools' calls).
     for clean in ["hostlog/mcp.log", "hostlog/vscode-mcp.log", "pcap/py_streamable.pcap"] {
         let v = check_json(&[samples().join(clean).to_str().unwrap()]);
-        assert_eq!(v["findings"].as_array().unwrap().len(), 0, "{clean}: {v:#}");
+        let other: Vec<&Value> = v["findings"].as_array().unwrap().iter().filter(|f| draft07_tools(&serde_json::json!({"findings": [f]})).is_empty()).collect();
+        assert_eq!(other.len(), 0, "{clean}: {v:#}");
     }
+    let mcp_log = samples().join("hostlog/mcp.log");
+    assert_eq!(mcpsift(&["check", mcp_log.to_str().unwrap(), "-q", "--fail-on", "warn"]).status.code(), Some(1), "draft-07 outputSchemas are warnings");
+    assert_eq!(mcpsift(&["check", mcp_log.to_str().unwrap(), "-q", "--fail-on", "error"]).status.code(), Some(0));
     assert_eq!(mcpsift(&["check", d, "-q", "--rule", "no_such_rule"]).status.code(), Some(2));
 }
 
@@ -202,4 +234,32 @@ fn sarif_and_single_rule_query() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["tool"], "fetch_page");
     assert_eq!(rows[0]["bytes"], 9961474);
+}
+
+/// Every tool whose outputSchema says `"$schema": "...draft-07..."` in the stdio_ts capture's
+/// tools/list (read from the bytes with serde_json) gets one schema_compat warn naming Claude
+/// Code (claude-code #88882), and no other tool does.
+#[test]
+fn draft07_output_schemas_are_warned_naming_claude_code() {
+    use std::io::Read as _;
+    let mut s2c = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(samples().join("stdio_ts/s2c.log.gz")).unwrap()).read_to_string(&mut s2c).unwrap();
+    let mut want: Vec<(String, Option<String>)> = Vec::new();
+    for line in s2c.lines() {
+        let Ok(m) = serde_json::from_str::<Value>(line) else { continue };
+        for t in m["result"]["tools"].as_array().into_iter().flatten() {
+            if t["outputSchema"]["$schema"].as_str().is_some_and(|d| d.contains("draft-07")) {
+                want.push(("stdio_ts/c2s.log+s2c.log.gz".into(), t["name"].as_str().map(str::to_string)));
+            }
+        }
+    }
+    assert!(!want.is_empty(), "the TS server emits draft-07 outputSchemas");
+    let v = check_json(&[samples().join("stdio_ts").to_str().unwrap()]);
+    let mut got = draft07_tools(&v);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    for f in v["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "schema_compat") {
+        assert_eq!(f["severity"], "warn", "{f}");
+    }
 }

@@ -112,8 +112,8 @@ fn html_report_is_self_contained_with_every_section_and_both_charts() {
         assert!(inner.contains("<title id="), "every chart has a title: {}", &inner[..inner.len().min(200)]);
         assert!(svg.attributes().get("role").flatten().is_some_and(|r| r.as_utf8_str() == "img"));
     }
-    // One dashed line per enabled limit (ts_sdk_stdio, codex_stdio, sdk_http_body, tools_list_payload).
-    assert_eq!(dom.query_selector("g.limit").expect("selector").count(), 4);
+    // One dashed line per enabled limit (ts_sdk_stdio, codex_stdio, sdk_http_body, tools_list_payload, py_client_sse_event).
+    assert_eq!(dom.query_selector("g.limit").expect("selector").count(), 5);
     assert!(dom.query_selector("rect.bar").expect("selector").count() >= 8);
     assert!(html.contains("ts_sdk_stdio 10 MiB"));
     // Nothing loads from anywhere: no scripts, no stylesheets, no images, only in-page links.
@@ -137,7 +137,7 @@ fn format_follows_the_extension_and_json_carries_the_numbers() {
     assert_eq!(v["frame_sizes"]["largest_s2c"], 9_961_474);
     assert_eq!(v["redaction"], "on");
     let rules: Vec<&str> = v["rules"].as_array().expect("rules").iter().filter_map(|r| r["rule"].as_str()).collect();
-    assert_eq!(rules, ["near_limit_frames", "truncation_rates", "validation_errors", "pagination_drift", "schema_compat", "connection_deaths"]);
+    assert_eq!(rules, ["near_limit_frames", "truncation_rates", "validation_errors", "pagination_drift", "schema_compat", "connection_deaths", "header_mismatch"]);
     let (_, md) = output_file("report.md", &["samples/stdio_ts"]);
     assert!(md.starts_with("# MCP traffic report\n"));
     let out = mcpsift(&["report", "samples/stdio_ts", "-q", "-o", "/tmp/report.txt"]);

@@ -4,19 +4,20 @@
 # CAP_NET_RAW for loopback capture. Dependencies are installed OUTSIDE the repository, in
 # $MCPSIFT_RECORD_CACHE (default ~/.cache/mcpsift-record).
 #   usage: samples/record/record.sh            # everything
-#          samples/record/record.sh stdio_ts   # one or more of: stdio_ts stdio_py hostlog transcript pcap
+#          samples/record/record.sh stdio_ts   # one or more of: stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2
 set -euo pipefail
 REC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SAMPLES="$(dirname "$REC")"
 CACHE="${MCPSIFT_RECORD_CACHE:-$HOME/.cache/mcpsift-record}"
 WORK="${MCPSIFT_RECORD_WORK:-$(mktemp -d /tmp/mcpsift-record.XXXXXX)}"
-STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(stdio_ts stdio_py hostlog transcript pcap)
+STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2)
 want() { local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 log() { printf '\n== %s\n' "$*" >&2; }
 
 # ---- dependencies (outside the repo) ----
 mkdir -p "$CACHE/node/ts"
-if ! cmp -s "$REC/package.json" "$CACHE/node/package.json" || [ ! -d "$CACHE/node/node_modules/@modelcontextprotocol/sdk" ]; then
+NEED_NODE=0; for s in stdio_ts hostlog transcript pcap; do want "$s" && NEED_NODE=1; done
+if [ $NEED_NODE = 1 ] && { ! cmp -s "$REC/package.json" "$CACHE/node/package.json" || [ ! -d "$CACHE/node/node_modules/@modelcontextprotocol/sdk" ]; }; then
   log "npm install -> $CACHE/node"
   cp "$REC/package.json" "$CACHE/node/package.json"
   (cd "$CACHE/node" && npm install --no-audit --no-fund --loglevel=error)
@@ -31,13 +32,29 @@ if ! cmp -s "$REC/requirements.txt" "$CACHE/venv/.requirements.txt"; then
   cp "$REC/requirements.txt" "$CACHE/venv/.requirements.txt"
 fi
 PY="$CACHE/venv/bin/python"
+# mcp 2.x (2026-07-28) in its own venv: the 1.x venv above runs the handshake-era servers
+if [ ! -x "$CACHE/venv2/bin/python" ]; then
+  log "python venv (mcp 2.x) -> $CACHE/venv2"
+  python3 -m venv "$CACHE/venv2"
+fi
+if ! cmp -s "$REC/requirements-py2.txt" "$CACHE/venv2/.requirements.txt"; then
+  "$CACHE/venv2/bin/pip" install -q -r "$REC/requirements-py2.txt"
+  cp "$REC/requirements-py2.txt" "$CACHE/venv2/.requirements.txt"
+fi
+PY2="$CACHE/venv2/bin/python"
 NODE="$(command -v node)"
 SHIM="$REC/tee_shim.py"
 
 export VERSIONS_JSON="$WORK/versions.json"
-"$PY" - "$CACHE" > "$VERSIONS_JSON" <<'PYEOF'
-import json, subprocess, sys, importlib.metadata as md
+"$PY" - "$CACHE" "$SAMPLES/versions.json" "$NEED_NODE" > "$VERSIONS_JSON" <<'PYEOF'
+import json, os, subprocess, sys, importlib.metadata as md
 cache = sys.argv[1]
+# steps that do not run Node keep the recorded Node-side versions of the existing samples
+old = json.load(open(sys.argv[2])) if os.path.exists(sys.argv[2]) else {}
+if sys.argv[3] != "1":
+    print(json.dumps({**old, "python": sys.version.split()[0], **{p: md.version(p) for p in ("mcp", "pydantic", "anyio", "httpx", "uvicorn", "starlette", "sse-starlette")},
+                      "tcpdump": (subprocess.run(["tcpdump", "--version"], capture_output=True, text=True).stdout.splitlines() or [None])[0]}, indent=1))
+    sys.exit(0)
 pk = lambda p: json.load(open(f"{cache}/node/node_modules/{p}/package.json"))["version"]
 def cmd(*a):
     try: return subprocess.run(a, capture_output=True, text=True).stdout.splitlines()[0]
@@ -127,5 +144,34 @@ if want pcap; then
     gzip -9 -n -c "$WORK/$x/http_exchanges.json" > "$SAMPLES/pcap/$x.exchanges.json.gz"
   done
 fi
+# ---- 2026-07-28: mcp 2.x Client and MCPServer ----
+if want stdio_py2; then
+  log "stdio_py2: mcp 2.x Client <-> MCPServer (2026-07-28) through the tee"
+  for x in stdio_py2 stdio_py2_fallback; do rm -rf "$WORK/$x" "$SAMPLES/$x"; mkdir -p "$WORK/$x"; done
+  (cd "$REC/py2" && "$PY2" client.py stdio "$WORK/stdio_py2" "$SHIM" "$PY2" ledger_server.py stdio)
+  "$PY2" "$REC/lib/build.py" stdio_py2 stdio_py2 "$WORK/stdio_py2" "$SAMPLES/stdio_py2" stdio-py2
+  log "stdio_py2_fallback: mcp 2.x Client <-> mcp 1.x FastMCP: server/discover fails, initialize follows"
+  (cd "$REC/py2" && "$PY2" client.py fallback "$WORK/stdio_py2_fallback" "$SHIM" "$PY" "$REC/py/legacy_server.py")
+  "$PY2" "$REC/lib/build.py" stdio_py2 stdio_py2_fallback "$WORK/stdio_py2_fallback" "$SAMPLES/stdio_py2_fallback" stdio-py2-fallback
+fi
+if want http_py2; then
+  log "http_py2: mcp 2.x Client <-> MCPServer over Streamable HTTP (2026-07-28), tcpdump on lo"
+  w="$WORK/http_py2"; rm -rf "$w" "$SAMPLES/http_py2"; mkdir -p "$w"
+  tcpdump -i lo -s 0 -B 65536 -U -w "$w/py2_streamable.pcap" "tcp port 28951" 2> "$w/capture.log" & CAP=$!
+  wait_file_text "$w/capture.log" "listening on"
+  (cd "$REC/py2" && exec "$PY2" ledger_server.py http 28951 "$w/server_exchanges.jsonl") 2> "$w/server.stderr.log" & SRV=$!
+  wait_port 28951
+  (cd "$REC/py2" && "$PY2" client.py http http://127.0.0.1:28951 "$w")
+  sleep 0.5; kill -TERM "$SRV"; wait "$SRV" 2>/dev/null || true
+  sleep 0.5; kill -INT "$CAP"; wait "$CAP" 2>/dev/null || true
+  cat "$w/capture.log" >&2
+  "$PY2" "$REC/lib/build.py" http_py2 py2_streamable.pcap "$w/py2_streamable.pcap" "$w" py2-http 28951 "$SAMPLES/http_py2"
+fi
+"$PY2" - "$VERSIONS_JSON" <<'PYEOF'
+import json, sys, importlib.metadata as md
+p = sys.argv[1]; v = json.load(open(p))
+v["py2"] = {"python": sys.version.split()[0], **{k: md.version(k) for k in ("mcp", "mcp-types", "pydantic", "anyio", "httpx2", "uvicorn", "starlette", "sse-starlette")}}
+open(p, "w").write(json.dumps(v, indent=1) + "\n")
+PYEOF
 cp "$VERSIONS_JSON" "$SAMPLES/versions.json"
 log "done"; du -ab "$SAMPLES" --exclude=record | sort -k2 >&2

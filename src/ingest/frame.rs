@@ -64,10 +64,23 @@ pub struct HttpContext {
     pub mcp_method: Option<String>,
     /// `Mcp-Name` header of the request (2026-07-28).
     pub mcp_name: Option<String>,
+    /// What else the request said (boxed: most frames need none of it, and frames stay small).
+    pub extras: Option<Box<RequestExtras>>,
     /// SSE `id:` of the event that carried the frame.
     pub sse_event_id: Option<String>,
     /// Exchange number within the capture (pairs an `id: null` error with its request).
     pub exchange: u64,
+}
+
+/// Request facts beyond the routing basics of [`HttpContext`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestExtras {
+    /// `Mcp-Param-{Name}` headers of the request (2026-07-28): (Name as sent, raw value).
+    pub mcp_params: Vec<(String, String)>,
+    /// IP address of the connection's client side, when known.
+    pub client_ip: Option<String>,
+    /// `User-Agent` header of the request (names the client's HTTP library).
+    pub user_agent: Option<String>,
 }
 
 /// One message's bytes as on the wire, without line terminator or transport framing.

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::chunks::{chunk_calls, chunk_frames};
-use super::facts::{custom_marker, fill_frame_row, fill_response, request_call, tool_rows};
+use super::chains::{Chains, next_round};
+use super::routing::fill_routing;
+use super::facts::{custom_marker, fill_frame_row, fill_response, input_required, request_call, tool_rows};
 use super::message::{Kind, Message, Parsed, parse_payload};
 use super::pairing::Calls;
 use super::rows::{CallRow, EventRow, FrameRow, Outcome, SessionRow, ToolRow};
@@ -85,6 +87,10 @@ pub struct CaptureModel {
     paged_calls: Vec<CallRow>,
     /// outputSchemas listed so far, per session and tool.
     schemas: OutputSchemas,
+    /// Multi-round-trip chains waiting for a retry.
+    chains: Chains,
+    /// Each listed tool's `x-mcp-header` arguments (tools/list does not vary per connection).
+    header_params: std::collections::HashMap<String, Vec<(String, String)>>,
 }
 
 impl CaptureModel {
@@ -101,6 +107,8 @@ impl CaptureModel {
             calls: Calls::default(),
             paged_calls: Vec::new(),
             schemas: OutputSchemas::default(),
+            chains: Chains::default(),
+            header_params: Default::default(),
         }
     }
 
@@ -226,6 +234,15 @@ impl CaptureModel {
                 row.tool = row.tool.take().or(tool);
             }
         }
+        row.http_user_agent = frame.http.as_ref().and_then(|h| h.extras.as_ref()).and_then(|e| e.user_agent.clone());
+        if direction == Direction::ClientToServer
+            && let Some(h) = &frame.http
+            && let [m] = messages.as_slice()
+            && matches!(m.kind, Some(Kind::Request) | Some(Kind::Notification))
+        {
+            let params = m.tool.as_ref().and_then(|t| self.header_params.get(t)).map(Vec::as_slice);
+            fill_routing(&mut row, h, m, params);
+        }
         if messages.len() == 1
             && let Some(m) = messages.into_iter().next()
         {
@@ -260,7 +277,8 @@ impl CaptureModel {
         self.sessions.message(session, frame.transport, m);
         match m.kind {
             Some(Kind::Request) => {
-                let call = request_call(&self.capture, session_name, direction, seq, frame, m);
+                let mut call = request_call(&self.capture, session_name, direction, seq, frame, m);
+                self.chains.request(&mut call, m.request_state.as_deref(), self.calls.next_index());
                 if self.calls.was_requested(session_name, direction, &call.rpc_id) {
                     let first = self.calls.latest(session_name, direction, &call.rpc_id).map_or_else(|| "an earlier seq".to_string(), |c| format!("seq {}", c.req_seq));
                     notes.push(format!("duplicate request id {} (first at {first})", call.rpc_id));
@@ -288,16 +306,24 @@ impl CaptureModel {
                     return answered;
                 }
                 fill_response(call, seq, frame, m, session, &mut self.schemas);
+                self.sessions.answered(session, frame.transport, &call.method, m);
+                let retry = m.request_state.as_deref().filter(|_| input_required(call)).and_then(|state| self.chains.issued(call, state)).map(|i| (i, (call.chain_id, call.round)));
                 if call.method == "tools/list" && (!m.tools.is_empty() || m.items_returned.is_some()) {
                     let st = self.sessions.get_mut(session).expect("session exists for every frame");
                     st.tools_list_pages += 1;
                     let page = st.tools_list_pages;
                     for t in &m.tools {
+                        self.header_params.insert(t.name.clone(), t.header_params.clone());
                         if let Some(schema) = &t.output_schema {
                             self.schemas.insert(session, &t.name, schema.clone());
                         }
                     }
                     self.out.tools.extend(tool_rows(&self.capture, session, page, frame, m));
+                }
+                if let Some((i, of)) = retry
+                    && let Some(retry) = self.calls.get_mut(i)
+                {
+                    next_round(retry, of);
                 }
                 return answered;
             }

@@ -27,7 +27,24 @@ pub(crate) fn request_call(capture: &Arc<str>, session: &Arc<str>, direction: Di
         validation: Validation::None,
         cursor_in: m.cursor_in.clone(),
         page_size_arg: m.page_size_arg,
+        chain_id: seq,
+        round: 1,
+        conversation: conversation(session, frame, m),
         ..CallRow::default()
+    }
+}
+
+/// The conversation a request belongs to: its session, unless it is a 2026-07-28 request
+/// (stateless: `_meta` carries the protocol version), whose conversation is its client
+/// identity at its pipe or client address.
+fn conversation(session: &Arc<str>, frame: &Frame, m: &Message) -> String {
+    if m.meta_protocol_version.is_none() || m.method.as_deref() == Some("initialize") {
+        return session.to_string();
+    }
+    let who = m.client_info.as_ref().map_or_else(|| "? ?".to_string(), |c| format!("{} {}", c.name.as_deref().unwrap_or("?"), c.version.as_deref().unwrap_or("?")));
+    match frame.http.as_ref().and_then(|h| h.extras.as_ref()).and_then(|e| e.client_ip.as_deref()) {
+        Some(ip) => format!("{who} @ ip:{ip}"),
+        None => format!("{who} @ {session}"),
     }
 }
 
@@ -42,6 +59,7 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
         call.latency_ms = Some((i128::from(b) - i128::from(a)) as f64 / 1000.0);
     }
     call.is_error = m.is_error;
+    call.result_type = m.result_type.clone();
     call.error_code = m.error_code;
     call.error_message = m.error_message.clone();
     call.truncation_marker = m.truncation_marker.clone();
@@ -92,7 +110,8 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
         }
         if let Some(tool) = call.tool.clone() {
             call.schema_known = schemas.knows(session, &tool);
-            call.missing_structured = call.schema_known && !m.has_structured && m.is_error != Some(true);
+            // An input_required round is not the tool's output: it carries no structuredContent by design.
+            call.missing_structured = call.schema_known && !m.has_structured && m.is_error != Some(true) && !input_required(call);
             if let Some(sc) = &m.structured {
                 match schemas.check(session, &tool, sc) {
                     SchemaCheck::Valid => call.schema_valid = Some(true),
@@ -109,9 +128,19 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
             }
         }
     }
+    if input_required(call) {
+        // It asks for input; it is no result, so nothing in it is cut.
+        call.truncated = false;
+        call.truncation_marker = None;
+    }
     if call.cancelled {
         call.outcome = Outcome::Cancelled;
     }
+}
+
+/// The round's result asks the client for input (`resultType: "input_required"`).
+pub(crate) fn input_required(call: &CallRow) -> bool {
+    call.result_type.as_deref() == Some("input_required")
 }
 
 /// The `tools` rows of one `tools/list` page.

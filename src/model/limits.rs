@@ -15,6 +15,10 @@ pub fn default_limits() -> Vec<ReaderLimit> {
         ("inline_result", 1_048_576, "result", false),
         ("truncation_cap_64k", 65_536, "result", false),
         ("tools_list_payload", 204_800, "tools_list", true),
+        // mcp (Python) >= 2.x client: DEFAULT_MAX_SSE_EVENT_SIZE = 1 MiB per SSE event
+        // (`SSE stream failed: Server-sent event exceeded the 1048576 byte limit.`); JSON
+        // bodies and stdio lines have no such cap.
+        ("py_client_sse_event", 1_048_576, "sse_event", true),
     ]
     .into_iter()
     .map(|(name, bytes, scope, enabled)| ReaderLimit { name: name.to_string(), bytes, warn_ratio: DEFAULT_WARN_RATIO, scope: scope.to_string(), enabled })

@@ -74,6 +74,8 @@ pub struct ToolDef {
     pub first_array_without_items: Option<String>,
     /// inputSchema uses draft-07 tuple-form `items: [...]`.
     pub tuple_items: bool,
+    /// Top-level inputSchema properties with `x-mcp-header`: (argument, header Name).
+    pub header_params: Vec<(String, String)>,
 }
 
 /// Everything model needs from one JSON-RPC message.
@@ -117,6 +119,16 @@ pub struct Message {
     pub cancel_reason: Option<String>,
     pub tools: Vec<ToolDef>,
     pub note: Option<String>,
+    /// The result's `resultType` (2026-07-28: `complete`, `input_required`).
+    pub result_type: Option<String>,
+    /// `params.name` (tools/call, prompts/get) or `params.uri` (resources/read): what `Mcp-Name` must say.
+    pub target_name: Option<String>,
+    /// `_meta` protocolVersion of a request (what `MCP-Protocol-Version` must say).
+    pub meta_protocol_version: Option<String>,
+    /// tools/call: top-level scalar arguments rendered as a header would carry them.
+    pub scalar_args: Vec<(String, String)>,
+    /// `requestState`: what an `input_required` result issued, or what a retry echoes.
+    pub request_state: Option<String>,
 }
 
 /// Keep texts up to this size for comparisons; larger ones are only measured.
@@ -183,6 +195,8 @@ struct Params<'a> {
     #[serde(borrow)]
     cursor: Option<&'a RawValue>,
     #[serde(borrow)]
+    uri: Option<&'a RawValue>,
+    #[serde(borrow)]
     arguments: Option<&'a RawValue>,
     #[serde(rename = "clientInfo")]
     client_info: Option<Implementation>,
@@ -194,6 +208,8 @@ struct Params<'a> {
     reason: Option<&'a RawValue>,
     #[serde(rename = "_meta", borrow)]
     meta: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow)]
+    request_state: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize, Default)]
@@ -234,6 +250,10 @@ struct ResultView<'a> {
     meta: Option<&'a RawValue>,
     #[serde(borrow)]
     truncated: Option<&'a RawValue>,
+    #[serde(rename = "resultType", borrow)]
+    result_type: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow)]
+    request_state: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -446,8 +466,16 @@ fn from_typed(t: Typed) -> Message {
 }
 
 fn read_params(method: &str, p: Params, m: &mut Message) {
+    m.target_name = match method {
+        "tools/call" | "prompts/get" => raw_str(p.name),
+        "resources/read" => raw_str(p.uri),
+        _ => None,
+    };
     if method == "tools/call" {
-        m.tool = raw_str(p.name);
+        m.tool = m.target_name.clone();
+        if let Some(args) = p.arguments.filter(|a| a.get().len() <= KEEP_TEXT_BYTES) {
+            m.scalar_args = scalar_args(args.get());
+        }
         if let Some(args) = p.arguments.filter(|a| a.get().len() <= KEEP_TEXT_BYTES)
             && let Ok(pa) = serde_json::from_str::<PageArgs>(args.get())
         {
@@ -461,6 +489,7 @@ fn read_params(method: &str, p: Params, m: &mut Message) {
         m.client_info = Some(ci);
     }
     m.protocol_version = raw_str(p.protocol_version);
+    m.request_state = raw_str(p.request_state);
     if method == "notifications/cancelled" {
         m.cancels_id = p.request_id.map(|r| r.get().to_string());
         m.cancel_reason = raw_str(p.reason);
@@ -471,10 +500,25 @@ fn read_params(method: &str, p: Params, m: &mut Message) {
         if m.client_info.is_none() {
             m.client_info = meta.client_info;
         }
+        m.meta_protocol_version = raw_str(meta.protocol_version);
         if m.protocol_version.is_none() {
-            m.protocol_version = raw_str(meta.protocol_version);
+            m.protocol_version = m.meta_protocol_version.clone();
         }
     }
+}
+
+/// Top-level scalar arguments as an `Mcp-Param-*` header renders them: strings as they are,
+/// numbers and booleans as JSON text; null, objects and arrays are not rendered.
+fn scalar_args(args: &str) -> Vec<(String, String)> {
+    let Ok(serde_json::Value::Object(o)) = serde_json::from_str::<serde_json::Value>(args) else { return Vec::new() };
+    o.into_iter()
+        .filter_map(|(k, v)| match v {
+            serde_json::Value::String(s) => Some((k, s)),
+            serde_json::Value::Number(n) => Some((k, n.to_string())),
+            serde_json::Value::Bool(b) => Some((k, b.to_string())),
+            _ => None,
+        })
+        .collect()
 }
 
 fn is_true(r: Option<&RawValue>) -> bool {
@@ -489,6 +533,8 @@ fn read_result(r: ResultView, m: &mut Message) {
     });
     m.server_info = r.server_info;
     m.protocol_version = raw_str(r.protocol_version);
+    m.result_type = raw_str(r.result_type);
+    m.request_state = raw_str(r.request_state);
     let mut marker: Option<String> = None;
     // The first text block is decoded only when needed: to compare with structuredContent, or
     // to read an error result's message.
@@ -676,12 +722,20 @@ fn tool_def(t: ToolView) -> ToolDef {
     };
     let output_dialect = t.output_schema.and_then(|s| schema_head(s).1);
     let mut walk = SchemaWalk::default();
+    let mut header_params = Vec::new();
     if let Some(schema) = t.input_schema
         && let Ok(v) = serde_json::from_str::<serde_json::Value>(schema.get())
     {
         walk.visit(&v, "#");
+        if let Some(props) = v.get("properties").and_then(|p| p.as_object()) {
+            header_params = props
+                .iter()
+                .filter_map(|(arg, s)| s.get("x-mcp-header").and_then(|h| h.as_str()).map(|h| (arg.clone(), h.to_string())))
+                .collect();
+        }
     }
     ToolDef {
+        header_params,
         arrays_without_items: walk.arrays_without_items,
         first_array_without_items: walk.first_path,
         tuple_items: walk.tuple_items,

@@ -3,7 +3,11 @@
 #[cfg(feature = "tables")]
 pub mod capture;
 #[cfg(feature = "tables")]
+mod chains;
+#[cfg(feature = "tables")]
 mod chunks;
+#[cfg(feature = "tables")]
+mod routing;
 #[cfg(feature = "tables")]
 mod facts;
 pub mod jsonstr;

@@ -66,6 +66,11 @@ impl Calls {
         (idx, false)
     }
 
+    /// The call number the next request will get.
+    pub fn next_index(&self) -> usize {
+        self.next
+    }
+
     pub fn contains(&self, idx: usize) -> bool {
         self.rows.contains_key(&idx)
     }

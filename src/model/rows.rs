@@ -117,6 +117,20 @@ table! {
         truncation_marker: Option<String>,
         /// What else was noticed (batch size, incomplete frame, HTTP status, ...).
         note: Option<String>,
+        /// HTTP request frames: the `MCP-Protocol-Version` header.
+        hdr_protocol_version: Option<String>,
+        /// HTTP request frames: the `Mcp-Method` header (2026-07-28).
+        hdr_method: Option<String>,
+        /// HTTP request frames: the `Mcp-Name` header, `=?base64?...?=` decoded.
+        hdr_name: Option<String>,
+        /// HTTP request frames: the `Mcp-Param-{Name}` headers as `Name=value` joined by `; `, values `=?base64?...?=` decoded.
+        hdr_params: Option<String>,
+        /// The request's `_meta` protocolVersion (what `MCP-Protocol-Version` must equal).
+        meta_protocol_version: Option<String>,
+        /// HTTP request frames: the headers that disagree with the body, e.g. `Mcp-Name differs`, `Mcp-Param-Region missing` (Mcp-Param checks need the tool's inputSchema from an earlier tools/list).
+        header_mismatch: Option<String>,
+        /// HTTP frames (both directions): the `User-Agent` of the exchange's request, e.g. `python-httpx2/2.16.2` (the `mcp` 2.x Python client).
+        http_user_agent: Option<String>,
     }
 }
 
@@ -215,6 +229,14 @@ table! {
         cancel_reason: Option<String>,
         /// What else was noticed.
         note: Option<String>,
+        /// The result's `resultType` (2026-07-28: `complete`, or `input_required` for a round that asks the client for input); null for errors and results without one.
+        result_type: Option<String>,
+        /// The logical call this row is a round of: `req_seq` of its first round. A retry carrying the `requestState` of an `input_required` result (same method and tool) joins that result's chain.
+        chain_id: u64,
+        /// Round within the chain, from 1; the chain's highest round is the logical call's outcome.
+        round: u32,
+        /// Conversation key: the session for handshake-era calls; for a 2026-07-28 request (its `_meta` carries a protocolVersion) `client_name client_version @ place`, place being `ip:ADDR` of the HTTP client, else the session (the stdio pipe).
+        conversation: String,
     }
 }
 
@@ -260,6 +282,10 @@ table! {
         non_json_s2c: u64,
         /// Bytes of those lines.
         non_json_s2c_bytes: u64,
+        /// `handshake` (an `initialize` answered), `stateless` (2026-07-28 requests answered with a `resultType`, no `initialize`), `mixed` (both), null (neither).
+        protocol_era: Option<String>,
+        /// `discover` (`server/discover` answered), `fallback_initialize` (`server/discover` failed or unanswered, then `initialize`), `initialize` (no probe), null (neither seen).
+        negotiation: Option<String>,
     }
 }
 
@@ -395,7 +421,7 @@ table! {
         bytes: u64,
         /// Frames at or above `bytes × warn_ratio` are near the limit.
         warn_ratio: f64,
-        /// What it applies to: `stdio` frames (also host logs and transcripts of stdio sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads.
+        /// What it applies to: `stdio` frames (also host logs and transcripts of stdio sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads, `sse_event` (server-to-client frames carried in an SSE event to a client whose `User-Agent` is `python-httpx2/...`, the `mcp` 2.x Python client).
         scope: String,
         /// Checked by `near_limit_frames` (others are thresholds other rules use); `--limit` enables the limit it names.
         enabled: bool,

@@ -18,6 +18,13 @@ pub(crate) struct SessionState {
     pub last_frame_incomplete: Option<String>,
     pub unanswered: Vec<String>,
     pub timeout_cancels: u64,
+    /// Negotiation facts: server/discover sent, answered with a result, answered with an error;
+    /// initialize answered; a 2026-07-28 result (with `resultType`) seen.
+    pub discover_sent: bool,
+    pub discover_ok: bool,
+    pub initialize_ok: bool,
+    pub initialize_sent: bool,
+    pub modern_results: bool,
 }
 
 /// The sessions of one capture, in order of first frame.
@@ -105,10 +112,19 @@ impl Sessions {
                 st.row.client_name = ci.name.clone();
                 st.row.client_version = ci.version.clone();
             }
+            // The first request's version, except that an initialize (a fallback after a
+            // failed server/discover probe) names the version the session speaks.
             if let Some(pv) = &m.protocol_version
-                && st.row.protocol_version.is_none()
+                && (st.row.protocol_version.is_none() || (m.method.as_deref() == Some("initialize") && !st.initialize_sent))
             {
                 st.row.protocol_version = Some(pv.clone());
+            }
+        }
+        if m.kind == Some(Kind::Request) {
+            match m.method.as_deref() {
+                Some("server/discover") => st.discover_sent = true,
+                Some("initialize") => st.initialize_sent = true,
+                _ => {}
             }
         }
         if let Some(si) = &m.server_info {
@@ -117,6 +133,20 @@ impl Sessions {
         }
         if m.kind == Some(Kind::Error) {
             st.row.last_error = m.error_message.clone();
+        }
+    }
+
+    /// A response to a request of `method`: what it says about the negotiation and the era.
+    pub fn answered(&mut self, key: &str, transport: Transport, method: &str, m: &Message) {
+        let st = self.state(key, transport);
+        let ok = m.kind == Some(Kind::Response);
+        match method {
+            "server/discover" if ok => st.discover_ok = true,
+            "initialize" if ok => st.initialize_ok = true,
+            _ => {}
+        }
+        if ok && m.result_type.is_some() {
+            st.modern_results = true;
         }
     }
 
@@ -158,6 +188,21 @@ impl Sessions {
             if abrupt && st.timeout_cancels > 0 {
                 causes.push(format!("{} request(s) cancelled after a client timeout", st.timeout_cancels));
             }
+            st.row.protocol_era = match (st.initialize_ok, st.modern_results) {
+                (true, true) => Some("mixed".into()),
+                (true, false) => Some("handshake".into()),
+                (false, true) => Some("stateless".into()),
+                (false, false) => None,
+            };
+            st.row.negotiation = if st.discover_ok {
+                Some("discover".into())
+            } else if st.discover_sent && st.initialize_sent {
+                Some("fallback_initialize".into())
+            } else if st.initialize_sent {
+                Some("initialize".into())
+            } else {
+                None
+            };
             st.row.ending = if abrupt {
                 Ending::Abrupt
             } else if st.row.frames == 0 {

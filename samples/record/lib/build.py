@@ -5,6 +5,7 @@ from datetime import datetime, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from truth import analyze, stdio_frames, transcript_records, iso  # noqa: E402
+from modern import modern_facts, client_from_meta  # noqa: E402
 
 GZ_OVER = 1_000_000
 
@@ -54,6 +55,11 @@ EXPECT = {
     "http_ts": [("text_structured_divergence", "count_links")],
     "http_py": [],
     "hostlog": [("structured_content_additional_property", "list_tags"), ("text_structured_divergence", "count_links")],
+    # 2026-07-28 (mcp 2.x): the Python client reads page 1 of tools/list only (4 responses with a
+    # nextCursor it never sends); over HTTP the header mismatch's re-list follows the cursor
+    "stdio_py2": [("tools_list_next_cursor_not_followed", None)] * 4,
+    "stdio_py2_fallback": [],
+    "http_py2": [("header_mismatch", "query_region"), ("frame_over_python_sse_event_limit", "export_ledger")],
     "stdio_py": [("stdout_non_json_line", None),
                  ("result_truncated", "export_log"),
                  ("request_cancelled", "slow_export")],
@@ -340,6 +346,109 @@ def build_http(items, out):
     dump(all_truth, os.path.join(out, "truth.json"))
 
 
+# ---------------- 2026-07-28 (mcp 2.x) ----------------
+def input_schemas(frames):
+    out = {}
+    for f in frames:
+        if f["dir"] == "s2c" and f["kind"] == "response":
+            res = json.loads(f["raw"]).get("result") or {}
+            for t in res.get("tools") or []:
+                if isinstance(t, dict) and "name" in t:
+                    out[t["name"]] = t.get("inputSchema")
+    return out
+
+
+def add_modern(t, frames, capture):
+    """The 2026-07-28 block, its problems merged into `problems` and checked against the plan."""
+    t["modern"] = m = modern_facts(frames, input_schemas(frames))
+    t["problems"] = sorted(t["problems"] + m.pop("problems"), key=lambda p: (p.get("response_seq") or p.get("seq") or p.get("request_seq") or 0, p["rule"]))
+    client_from_meta(t["problems"], m)
+    t["problem_counts"] = dict(sorted(Counter(p["rule"] for p in t["problems"]).items()))
+    want = sorted((r, tl or "") for r, tl in EXPECT[capture])
+    got = sorted((p["rule"], p["tool"] or "") for p in t["problems"])
+    t["seeded_problems_planned"] = [{"rule": r, "tool": tl} for r, tl in EXPECT[capture]]
+    t["seeded_problems_check"] = "ok" if got == want else {"planned": want, "found": got}
+    if got != want:
+        raise SystemExit(f"{capture}: problems differ from the plan:\n planned {want}\n found   {got}")
+
+
+def build_stdio_py2(capture, work, out, session):
+    os.makedirs(out, exist_ok=True)
+    frames = stdio_frames(work, session)
+    files = [ship(os.path.join(work, n), out) for n in ("c2s.log", "s2c.log")]
+    for n in ("server.stderr.log", "shim_events.json", "observed.json"):
+        shutil.copy(os.path.join(work, n), os.path.join(out, n))
+    observed = json.load(open(os.path.join(work, "observed.json")))
+    t = analyze(frames, capture, "stdio", None, extra={"files": files, "versions": load_versions(), "client_observed": observed})
+    t["lines"] = {d: sum(1 for f in frames if f["dir"] == d) for d in ("c2s", "s2c")}
+    add_modern(t, frames, capture)
+    dump(t, os.path.join(out, "truth.json"))
+
+
+def build_http_py2(fname, pcap, work, label, port, out):
+    """Client-side exchanges are the truth, except where the client stopped reading (the SSE
+    event over its 1 MiB cap): there the body is what the server sent (server_exchanges.jsonl)."""
+    os.makedirs(out, exist_ok=True)
+    shutil.copy(pcap, os.path.join(out, fname))
+    rec = json.load(open(os.path.join(work, "http_exchanges.json")))
+    srv = [json.loads(l) for l in open(os.path.join(work, "server_exchanges.jsonl"))]
+    exs = rec["exchanges"]
+    if len(srv) != len(exs):
+        raise SystemExit(f"{len(exs)} client exchanges, {len(srv)} server exchanges")
+    for e, s in zip(exs, srv):
+        if (e["method"], e["status"], e["req_headers"].get("mcp-method")) != (s["method"], s["status"], s["req_headers"].get("mcp-method")):
+            raise SystemExit(f"exchange {e['ex']}: client and server records disagree")
+        client_body = b"".join(base64.b64decode(c["b64"]) for c in e["chunks"])
+        server_body = b"".join(base64.b64decode(c["b64"]) for c in s["chunks"])
+        if not server_body.startswith(client_body):
+            raise SystemExit(f"exchange {e['ex']}: the client saw bytes the server did not send")
+        e["client_port"] = s["client_port"]
+        if not e.get("res_body_complete"):
+            e["client_seen_body_bytes"] = len(client_body)
+            e["chunks"] = s["chunks"]
+            e["body_from"] = "server (the client stopped reading)"
+    frames = http_frames(rec, label)
+    for f in frames:
+        ex = exs[f["http_ex"]]
+        f["client_port"] = ex["client_port"]
+        if f["dir"] == "c2s":
+            f["req_headers"] = ex["req_headers"]
+    # every frame must be on the wire verbatim (catches packets the capture dropped)
+    from pcap_payload import tcp_streams
+    streams = tcp_streams(pcap)
+    missing = [f["seq"] if "seq" in f else i for i, f in enumerate(frames)
+               if f["raw"] not in streams.get((f["client_port"], port) if f["dir"] == "c2s" else (port, f["client_port"]), b"")]
+    if missing:
+        raise SystemExit(f"{fname}: {len(missing)} of {len(frames)} frames are not in the pcap's TCP payload (dropped packets?)")
+    obs = json.load(open(os.path.join(work, "observed.json")))
+    t = analyze(frames, fname, "streamable-http (mcp 2.x MCPServer, 2026-07-28)", None)
+    add_modern(t, frames, "http_py2")
+    t["http"] = {
+        "port": port, "base_url": rec["base"], "exchanges": len(exs),
+        "tcp_connections_by_client_port": dict(Counter(str(e["client_port"]) for e in exs)),
+        "by_method_status": dict(Counter(f"{e['method']} {e['status']}" for e in exs)),
+        "response_content_types": dict(Counter(((e.get("res_headers") or {}).get("content-type") or "none").split(";")[0] for e in exs)),
+        "carriers": dict(Counter(f["carrier"] for f in frames)),
+        "exchange_list": [{"ex": e["ex"], "method": e["method"], "client_port": e["client_port"], "status": e.get("status"),
+                           "content_type": (e.get("res_headers") or {}).get("content-type"),
+                           "mcp_headers": {k: v for k, v in e["req_headers"].items() if k.startswith("mcp-")},
+                           "req_body_bytes": len(e["req_body"].encode()) if e.get("req_body") else 0,
+                           "res_body_bytes": sum(len(base64.b64decode(c["b64"])) for c in e["chunks"]),
+                           "client_seen_body_bytes": e.get("client_seen_body_bytes"), "body_from": e.get("body_from", "client")} for e in exs],
+    }
+    t["client_observed"] = obs
+    t["messages_detail"] = [{"seq": f["seq"], "dir": f["dir"], "kind": f["kind"], "bytes": len(f["raw"]), "http_ex": f["http_ex"],
+                             "client_port": f["client_port"], "carrier": f["carrier"], "ts": iso(f["ts_us"])} for f in frames]
+    t["files"] = [{"name": fname, "bytes": os.path.getsize(os.path.join(out, fname))}]
+    t["frames_verbatim_in_pcap"] = f"{len(frames)} of {len(frames)}"
+    t["versions"] = load_versions()
+    dump({"capture": "http_py2", "generated_by": "samples/record (computed from the recorded HTTP exchanges; not from the pcap and not from mcpsift)",
+          "files": {fname: t}}, os.path.join(out, "truth.json"))
+    with open(os.path.join(out, fname.rsplit(".", 1)[0] + ".exchanges.json.gz"), "wb") as f:
+        with gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=f, mtime=0) as g:
+            g.write(json.dumps(rec).encode())
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "stdio":
@@ -359,5 +468,9 @@ if __name__ == "__main__":
             fname, work, label, port, kind = a.split("=")
             items.append((fname, work, label, int(port), kind))
         build_http(items, sys.argv[2])
+    elif cmd == "stdio_py2":
+        build_stdio_py2(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
+    elif cmd == "http_py2":
+        build_http_py2(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), sys.argv[7])
     else:
         raise SystemExit("unknown command")

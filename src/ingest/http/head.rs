@@ -34,7 +34,12 @@ pub struct HeadFacts {
     pub protocol_version: Option<String>,
     pub mcp_method: Option<String>,
     pub mcp_name: Option<String>,
+    /// `Mcp-Param-{Name}` headers: (Name as sent, raw value).
+    pub mcp_params: Vec<(String, String)>,
+    pub user_agent: Option<String>,
 }
+
+const MCP_PARAM: &str = "mcp-param-";
 
 pub fn header_facts(headers: &[httparse::Header<'_>]) -> HeadFacts {
     let mut f = HeadFacts::default();
@@ -64,6 +69,10 @@ pub fn header_facts(headers: &[httparse::Header<'_>]) -> HeadFacts {
             f.mcp_method = Some(text(h.value));
         } else if name.eq_ignore_ascii_case("mcp-name") {
             f.mcp_name = Some(text(h.value));
+        } else if name.eq_ignore_ascii_case("user-agent") {
+            f.user_agent = Some(text(h.value));
+        } else if name.len() > MCP_PARAM.len() && name.is_char_boundary(MCP_PARAM.len()) && name[..MCP_PARAM.len()].eq_ignore_ascii_case(MCP_PARAM) {
+            f.mcp_params.push((name[MCP_PARAM.len()..].to_string(), text(h.value)));
         }
     }
     f

@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 
 use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
-use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, HttpContext, Sink, Skip, SkipReason, Transport};
+use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, HttpContext, RequestExtras, Sink, Skip, SkipReason, Transport};
 use crate::ingest::http::body::{BodyContent, BodyOutput, ContentSink, content_kind};
 use crate::ingest::http::chunked::ChunkedDecoder;
 use crate::ingest::http::encoding::ContentDecoder;
@@ -110,6 +110,8 @@ struct Exchange {
     protocol_version: Option<String>,
     mcp_method: Option<String>,
     mcp_name: Option<String>,
+    mcp_params: Vec<(String, String)>,
+    user_agent: Option<String>,
     request_session: Option<String>,
     query_session: Option<String>,
     response_session: Option<String>,
@@ -134,7 +136,9 @@ impl Exchange {
             .or_else(|| self.stream_session.clone())
     }
 
-    fn context(&self, connection: ConnectionId, sse_event_id: Option<String>) -> HttpContext {
+    fn context(&self, connection: ConnectionId, sse_event_id: Option<String>, client_ip: Option<String>) -> HttpContext {
+        let extras = (!self.mcp_params.is_empty() || self.user_agent.is_some() || client_ip.is_some())
+            .then(|| Box::new(RequestExtras { mcp_params: self.mcp_params.clone(), client_ip, user_agent: self.user_agent.clone() }));
         HttpContext {
             connection,
             method: self.method.clone(),
@@ -143,6 +147,7 @@ impl Exchange {
             protocol_version: self.protocol_version.clone(),
             mcp_method: self.mcp_method.clone(),
             mcp_name: self.mcp_name.clone(),
+            extras,
             sse_event_id,
             exchange: self.number,
         }
@@ -305,6 +310,8 @@ pub struct HttpConnection {
     connection: ConnectionId,
     dirs: [DirParser; 2],
     exchanges: VecDeque<Exchange>,
+    /// IP address of side A and side B, when the packet layer knows them.
+    addrs: [Option<std::net::IpAddr>; 2],
 }
 
 impl HttpConnection {
@@ -315,7 +322,19 @@ impl HttpConnection {
             connection,
             dirs: [DirParser::new(role_of(Side::A)), DirParser::new(role_of(Side::B))],
             exchanges: VecDeque::new(),
+            addrs: [None, None],
         }
+    }
+
+    /// The IP addresses of side A and B (frames name the client's).
+    pub fn with_addresses(mut self, a: std::net::IpAddr, b: std::net::IpAddr) -> Self {
+        self.addrs = [Some(a), Some(b)];
+        self
+    }
+
+    /// The client side's IP address, once a side is known to be the client.
+    fn client_ip(&self) -> Option<String> {
+        [Side::A, Side::B].into_iter().find(|s| self.dirs[s.index()].role == Some(Role::Client)).and_then(|s| self.addrs[s.index()]).map(|ip| ip.to_string())
     }
 
     /// In-order bytes of `side`'s stream at `offset`.
@@ -490,6 +509,8 @@ impl HttpConnection {
                     protocol_version: facts.protocol_version.clone(),
                     mcp_method: facts.mcp_method.clone(),
                     mcp_name: facts.mcp_name.clone(),
+                    mcp_params: facts.mcp_params.clone(),
+                    user_agent: facts.user_agent.clone(),
                     request_session: facts.session_id.clone(),
                     ..Default::default()
                 };
@@ -723,6 +744,7 @@ impl HttpConnection {
         let outputs = std::mem::take(&mut body.content.outputs);
         let mut held_any = false;
         let (number, direction) = (body.exchange, body.direction);
+        let client_ip = self.client_ip();
         // The exchange may have been given up (too many open); its frames still count.
         let mut orphan = Exchange {
             number,
@@ -752,7 +774,7 @@ impl HttpConnection {
                         payload,
                         incomplete,
                         note,
-                        http: Some(x.context(connection, None)),
+                        http: Some(x.context(connection, None, client_ip.clone())),
                     };
                     if direction == Direction::ClientToServer && !x.response_seen && !x.method.is_empty() {
                         held_any = true;
@@ -785,7 +807,7 @@ impl HttpConnection {
                         payload: event.data,
                         incomplete: event.incomplete,
                         note: None,
-                        http: Some(x.context(connection, event.id)),
+                        http: Some(x.context(connection, event.id, client_ip.clone())),
                     };
                     env.frame(frame);
                 }

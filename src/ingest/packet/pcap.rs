@@ -530,8 +530,8 @@ fn route(
     env: &mut HttpEnv<'_>,
 ) {
     match ev {
-        StreamEvent::Opened { connection, client, .. } => {
-            http.insert(connection, HttpConnection::new(connection, client));
+        StreamEvent::Opened { connection, client, a, b } => {
+            http.insert(connection, HttpConnection::new(connection, client).with_addresses(a.ip(), b.ip()));
         }
         StreamEvent::Data {
             connection,
