@@ -8,6 +8,7 @@ mod cli;
 mod dataset;
 mod corpus;
 mod duckdb;
+mod latency;
 mod pcap_corpus;
 mod readme;
 mod samples;

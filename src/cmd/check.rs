@@ -13,6 +13,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let df = run_rules(&audit.source, &rules)?;
     let findings = findings_from(&df, !args.no_redact)?;
     let captures = audit.captures.iter().filter(|c| c.is_capture()).count();
+    let latency = mcpsift::report::gather::latency(&audit.source)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let exporter: &dyn Exporter<CheckRun<'_>> = match args.format {
@@ -20,7 +21,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         CheckFormat::Json => &Json,
         CheckFormat::Sarif => &Sarif,
     };
-    exporter.export(&CheckRun { findings: &findings, rules: &rules, captures }, &mut out)?;
+    exporter.export(&CheckRun { findings: &findings, rules: &rules, captures, latency: &latency }, &mut out)?;
     out.flush()?;
     let failing = args.fail_on.is_some_and(|level| {
         let threshold = match level {

@@ -213,6 +213,8 @@ table! {
         cancelled: bool,
         /// The cancellation's reason.
         cancel_reason: Option<String>,
+        /// Timestamp of the cancellation (µs): minus `req_ts_us`, the timeout the requester hit.
+        cancel_ts_us: Option<i64>,
         /// What else was noticed.
         note: Option<String>,
     }

@@ -20,6 +20,17 @@ pub fn short_bytes(n: u64) -> String {
 }
 
 /// Microseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
+/// A latency in milliseconds with one decimal (`1,505.0 ms`), `-` when unknown.
+pub fn ms_label(ms: Option<f64>) -> String {
+    match ms {
+        Some(v) if v.is_finite() => {
+            let tenths = (v.abs() * 10.0).round() as u64;
+            format!("{}{}.{} ms", if v < 0.0 { "-" } else { "" }, super::stats::thousands(tenths / 10), tenths % 10)
+        }
+        _ => "-".to_string(),
+    }
+}
+
 pub fn utc(ts_us: i64) -> String {
     let secs = ts_us.div_euclid(1_000_000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));

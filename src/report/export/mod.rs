@@ -43,4 +43,6 @@ pub struct CheckRun<'a> {
     pub rules: &'a [Rule],
     /// Inputs that are captures (`LoadedCapture::is_capture`).
     pub captures: usize,
+    /// tools/call latency per tool × client name × client version.
+    pub latency: &'a [super::document::LatencyGroup],
 }
