@@ -12,6 +12,7 @@ mod latency;
 mod pcap_corpus;
 mod readme;
 mod samples;
+mod sarif;
 mod report;
 mod rules;
 mod tables;

@@ -4,7 +4,7 @@ use std::io::Write as _;
 
 use crate::cli::{CheckArgs, CheckFormat, FailOn};
 use mcpsift::query::rules::{Severity, load_rules, run_rules, select};
-use mcpsift::report::export::{CheckRun, Exporter, check_text::CheckText, json::Json, sarif::Sarif};
+use mcpsift::report::export::{CheckRun, Exporter, check_text::CheckText, json::Json, sarif, sarif::Sarif};
 use mcpsift::report::findings::findings_from;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
@@ -23,6 +23,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     };
     exporter.export(&CheckRun { findings: &findings, rules: &rules, captures, latency: &latency }, &mut out)?;
     out.flush()?;
+    if matches!(args.format, CheckFormat::Sarif)
+        && !args.input.quiet
+        && let Some(overflow) = sarif::overflow(&findings, &rules)
+    {
+        eprintln!("mcpsift: {overflow}");
+    }
     let failing = args.fail_on.is_some_and(|level| {
         let threshold = match level {
             FailOn::Warn => Severity::Warn,
