@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::util::{corpus, load_paths, mcpsift, read_json, samples, scalar};
 
 /// Our rule for each problem name the sample recorder seeds.
-fn rule_for(problem: &str) -> &'static str {
+pub(crate) fn rule_for(problem: &str) -> &'static str {
     match problem {
         "frame_near_stdio_limit" => "near_limit_frames",
         "structured_content_additional_property"

@@ -6,6 +6,7 @@ mod bad_input;
 mod check;
 mod cli;
 mod dataset;
+mod junit;
 mod corpus;
 mod duckdb;
 mod latency;

@@ -19,7 +19,6 @@ pub fn short_bytes(n: u64) -> String {
     if u == 0 || (v - v.round()).abs() < 0.05 { format!("{} {}", v.round() as u64, UNITS[u]) } else { format!("{v:.1} {}", UNITS[u]) }
 }
 
-/// Microseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
 /// A latency in milliseconds with one decimal (`1,505.0 ms`), `-` when unknown.
 pub fn ms_label(ms: Option<f64>) -> String {
     match ms {
@@ -31,6 +30,7 @@ pub fn ms_label(ms: Option<f64>) -> String {
     }
 }
 
+/// Microseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
 pub fn utc(ts_us: i64) -> String {
     let secs = ts_us.div_euclid(1_000_000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
