@@ -1,4 +1,4 @@
-//! `check --format junit` is valid against Apache Ant's JUnit schema (tests/junit/JUnit.xsd,
+//! `check --format junit` is valid against mcpsift's own schema of the Ant JUnit format (tests/junit/junit.xsd,
 //! validated by Python `xmlschema` from the venv `.ci/test` makes), has one testcase per rule
 //! × capture, and fails exactly where the samples' truth seeded problems.
 
@@ -39,7 +39,7 @@ print(json.dumps(suites))
 "#;
 
 fn validate(xml: &Path) -> Result<Value, String> {
-    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/junit/JUnit.xsd");
+    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/junit/junit.xsd");
     let out = Command::new(python()).arg("-c").arg(VALIDATE).arg(&xsd).arg(xml).output().expect("run python");
     if out.status.success() { Ok(serde_json::from_slice(&out.stdout).expect("suites json")) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
 }
@@ -52,7 +52,7 @@ fn junit_is_valid_has_a_testcase_per_rule_and_capture_and_fails_where_problems_w
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let xml = dir.join("check.xml");
     std::fs::write(&xml, &out.stdout).unwrap();
-    let suites = validate(&xml).unwrap_or_else(|e| panic!("not valid against JUnit.xsd: {e}"));
+    let suites = validate(&xml).unwrap_or_else(|e| panic!("not valid against junit.xsd: {e}"));
 
     // The validator is live: the same document without a required attribute is rejected.
     let broken = dir.join("broken.xml");
