@@ -109,6 +109,7 @@ pub enum CheckFormat {
     Text,
     Json,
     Sarif,
+    Junit,
 }
 
 /// Severities `--fail-on` accepts.

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::util::{corpus, load_paths, mcpsift, read_json, samples, scalar};
 
 /// Our rule for each problem name the sample recorder seeds.
-fn rule_for(problem: &str) -> &'static str {
+pub(crate) fn rule_for(problem: &str) -> &'static str {
     match problem {
         "frame_near_stdio_limit" => "near_limit_frames",
         "structured_content_additional_property"
@@ -90,6 +90,23 @@ fn seeded(capture: &str, problems: &Value) -> Vec<Key> {
         .collect()
 }
 
+/// A tool call the client cancelled after its timeout is also a `latency` finding (cause
+/// `timeouts`), with the client of the seeded `request_cancelled` problem.
+fn timed_out(capture: &str, truth: &Value) -> Vec<Key> {
+    truth["cancellations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["request_method"] == "tools/call" && c["reason"].as_str().is_some_and(|r| r.contains("timed out")))
+        .map(|c| {
+            let tool = c["request_tool"].as_str().unwrap();
+            let p = truth["problems"].as_array().unwrap().iter().find(|p| p["rule"] == "request_cancelled" && p["tool"] == tool).expect("a timed-out call is a seeded cancellation");
+            let client = format!("{} {}", p["client"]["name"].as_str().unwrap(), p["client"]["version"].as_str().unwrap());
+            (capture.to_string(), "latency".to_string(), Some(tool.to_string()), client, None)
+        })
+        .collect()
+}
+
 #[test]
 fn check_reports_each_seeded_problem_in_samples_exactly_once() {
     let v = check_json(&[samples().to_str().unwrap()]);
@@ -100,6 +117,12 @@ fn check_reports_each_seeded_problem_in_samples_exactly_once() {
     expected.extend(seeded("transcript/session.jsonl", &read_json(&samples().join("transcript/truth.json"))["problems"]));
     for folder in ["stdio_py2", "stdio_py2_fallback"] {
         expected.extend(seeded(&format!("{folder}/c2s.log+s2c.log"), &read_json(&samples().join(folder).join("truth.json"))["problems"]));
+    }
+    let timeouts = [("stdio_py/c2s.log+s2c.log", "stdio_py/truth.json"), ("transcript/session.jsonl", "transcript/truth.json")];
+    for (capture, truth) in timeouts {
+        let found = timed_out(capture, &read_json(&samples().join(truth)));
+        assert_eq!(found.len(), 1, "{capture}: the samples record one client timeout");
+        expected.extend(found);
     }
     let hostlog = read_json(&samples().join("hostlog/truth.json"));
     for (file, f) in hostlog["files"].as_object().unwrap() {

@@ -137,7 +137,7 @@ fn format_follows_the_extension_and_json_carries_the_numbers() {
     assert_eq!(v["frame_sizes"]["largest_s2c"], 9_961_474);
     assert_eq!(v["redaction"], "on");
     let rules: Vec<&str> = v["rules"].as_array().expect("rules").iter().filter_map(|r| r["rule"].as_str()).collect();
-    assert_eq!(rules, ["near_limit_frames", "truncation_rates", "validation_errors", "pagination_drift", "schema_compat", "connection_deaths", "header_mismatch"]);
+    assert_eq!(rules, ["near_limit_frames", "truncation_rates", "latency", "validation_errors", "pagination_drift", "schema_compat", "connection_deaths", "header_mismatch"]);
     let (_, md) = output_file("report.md", &["samples/stdio_ts"]);
     assert!(md.starts_with("# MCP traffic report\n"));
     let out = mcpsift(&["report", "samples/stdio_ts", "-q", "-o", "/tmp/report.txt"]);

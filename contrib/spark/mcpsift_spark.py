@@ -16,6 +16,7 @@ parent folder to compare).
 """
 import argparse
 import glob
+import re
 import os
 import shutil
 import stat
@@ -129,6 +130,9 @@ def main():
     findings = None
     for path in sorted(glob.glob(os.path.join(args.queries, "*.sql"))):
         sql = open(path, encoding="utf-8").read().strip().rstrip(";")
+        # The one spelling that differs: polars and DuckDB say QUANTILE_CONT(x, q), Spark SQL
+        # percentile(x, q); both are the exact linear-interpolated quantile.
+        sql = re.sub(r"\bQUANTILE_CONT\(", "percentile(", sql, flags=re.IGNORECASE)
         df = spark.sql(sql)
         findings = df if findings is None else findings.unionByName(df, allowMissingColumns=True)
     findings.write.mode("overwrite").parquet(f"{args.out}/findings")

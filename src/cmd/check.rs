@@ -4,7 +4,7 @@ use std::io::Write as _;
 
 use crate::cli::{CheckArgs, CheckFormat, FailOn};
 use mcpsift::query::rules::{Severity, load_rules, run_rules, select};
-use mcpsift::report::export::{CheckRun, Exporter, check_text::CheckText, json::Json, sarif::Sarif};
+use mcpsift::report::export::{CheckRun, Exporter, check_text::CheckText, json::Json, junit::Junit, sarif, sarif::Sarif};
 use mcpsift::report::findings::findings_from;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
@@ -12,16 +12,25 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let audit = super::open_inputs(&args.input)?;
     let df = run_rules(&audit.source, &rules)?;
     let findings = findings_from(&df, !args.no_redact)?;
-    let captures = audit.captures.iter().filter(|c| c.is_capture()).count();
+    let capture_names: Vec<String> = audit.captures.iter().filter(|c| c.is_capture()).map(|c| c.name.clone()).collect();
+    let captures = capture_names.len();
+    let latency = mcpsift::report::gather::latency(&audit.source)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let exporter: &dyn Exporter<CheckRun<'_>> = match args.format {
         CheckFormat::Text => &CheckText,
         CheckFormat::Json => &Json,
         CheckFormat::Sarif => &Sarif,
+        CheckFormat::Junit => &Junit,
     };
-    exporter.export(&CheckRun { findings: &findings, rules: &rules, captures }, &mut out)?;
+    exporter.export(&CheckRun { findings: &findings, rules: &rules, captures, capture_names: &capture_names, latency: &latency }, &mut out)?;
     out.flush()?;
+    if matches!(args.format, CheckFormat::Sarif)
+        && !args.input.quiet
+        && let Some(overflow) = sarif::overflow(&findings, &rules)
+    {
+        eprintln!("mcpsift: {overflow}");
+    }
     let failing = args.fail_on.is_some_and(|level| {
         let threshold = match level {
             FailOn::Warn => Severity::Warn,

@@ -336,6 +336,7 @@ impl CaptureModel {
                 if let Some(call) = self.calls.latest_mut(session_name, direction, target) {
                     call.cancelled = true;
                     call.cancel_reason = m.cancel_reason.clone();
+                    call.cancel_ts_us = frame.ts_us;
                     call.outcome = Outcome::Cancelled;
                 }
             }

@@ -227,6 +227,8 @@ table! {
         cancelled: bool,
         /// The cancellation's reason.
         cancel_reason: Option<String>,
+        /// Timestamp of the cancellation (µs): minus `req_ts_us`, the timeout the requester hit.
+        cancel_ts_us: Option<i64>,
         /// What else was noticed.
         note: Option<String>,
         /// The result's `resultType` (2026-07-28: `complete`, or `input_required` for a round that asks the client for input); null for errors and results without one.

@@ -20,7 +20,7 @@
 //! `causes:` is followed by indented `token: sentence` lines, one per token the rule's `cause`
 //! column can hold. The layout hints are optional: `columns: session` adds a session column to
 //! the report's findings tables; `excerpt: last_error` quotes the session's last error instead
-//! of the call's error message; `section: frame_sizes` or `section: truncation` shows the rule
+//! of the call's error message; `section: frame_sizes`, `section: truncation` or `section: latency` shows the rule
 //! inside that built-in report section instead of a section of its own. A file without any of
 //! these fields still runs: its name is its title and it has no advice.
 

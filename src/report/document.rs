@@ -44,6 +44,8 @@ pub struct Report {
     pub sessions: Vec<crate::model::rows::SessionRow>,
     pub frame_sizes: FrameSizes,
     pub truncation: Vec<TruncationGroup>,
+    /// tools/call latency per tool × client name × client version.
+    pub latency: Vec<LatencyGroup>,
     /// One section per rule, in rule order.
     pub rules: Vec<RuleSection>,
 }
@@ -155,6 +157,61 @@ impl TruncationGroup {
     }
     pub fn not_whole(&self) -> u64 {
         self.truncated + self.lost + self.cancelled
+    }
+}
+
+/// tools/call latency of one tool × client name × client version, over every capture
+/// (`queries/report/latency_groups.sql`): quantiles of the answered calls that were neither
+/// cancelled nor timed out, and the timeouts with how long the requester waited.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyGroup {
+    pub tool: String,
+    pub client_name: String,
+    pub client_version: String,
+    pub calls: u64,
+    /// Calls whose latency is known (answered, timestamps on both frames, not cancelled).
+    pub timed: u64,
+    pub p50_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    /// Calls cancelled after a timeout ("Request timed out", -32001) or answered with -32001.
+    pub timeouts: u64,
+    /// Those of them with timestamps (the wait is known).
+    pub timeouts_timed: u64,
+    /// Shortest and longest wait before those timeouts (null without timestamps).
+    pub timeout_min_ms: Option<f64>,
+    pub timeout_max_ms: Option<f64>,
+}
+
+impl LatencyGroup {
+    /// Groups with timeouts first, then by p95 (slowest first; unknown last), then by name.
+    pub fn slowest_first(groups: &[LatencyGroup]) -> Vec<&LatencyGroup> {
+        let mut v: Vec<&LatencyGroup> = groups.iter().collect();
+        v.sort_by(|a, b| {
+            b.timeouts
+                .cmp(&a.timeouts)
+                .then(b.p95_ms.unwrap_or(f64::NEG_INFINITY).total_cmp(&a.p95_ms.unwrap_or(f64::NEG_INFINITY)))
+                .then_with(|| (&a.tool, &a.client_name, &a.client_version).cmp(&(&b.tool, &b.client_name, &b.client_version)))
+        });
+        v
+    }
+
+    /// `1 after 1,502.9 ms`, `2 after 1.2 s – 1.5 s`, `2 (1 after 1,502.0 ms)` when only some
+    /// have timestamps, `1 (wait unknown)` without; empty without timeouts.
+    pub fn timeouts_label(&self) -> String {
+        use super::format::ms_label;
+        let wait = match (self.timeout_min_ms, self.timeout_max_ms) {
+            (Some(lo), Some(hi)) if ms_label(Some(lo)) == ms_label(Some(hi)) => format!("after {}", ms_label(Some(hi))),
+            (Some(lo), Some(hi)) => format!("after {} – {}", ms_label(Some(lo)), ms_label(Some(hi))),
+            _ => String::new(),
+        };
+        match (self.timeouts, self.timeouts_timed) {
+            (0, _) => String::new(),
+            (_, 0) => format!("{} (wait unknown)", self.timeouts),
+            (n, t) if n == t => format!("{n} {wait}"),
+            (n, t) => format!("{n} ({t} {wait})"),
+        }
     }
 }
 

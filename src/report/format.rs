@@ -19,6 +19,17 @@ pub fn short_bytes(n: u64) -> String {
     if u == 0 || (v - v.round()).abs() < 0.05 { format!("{} {}", v.round() as u64, UNITS[u]) } else { format!("{v:.1} {}", UNITS[u]) }
 }
 
+/// A latency in milliseconds with one decimal (`1,505.0 ms`), `-` when unknown.
+pub fn ms_label(ms: Option<f64>) -> String {
+    match ms {
+        Some(v) if v.is_finite() => {
+            let tenths = (v.abs() * 10.0).round() as u64;
+            format!("{}{}.{} ms", if v < 0.0 { "-" } else { "" }, super::stats::thousands(tenths / 10), tenths % 10)
+        }
+        _ => "-".to_string(),
+    }
+}
+
 /// Microseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
 pub fn utc(ts_us: i64) -> String {
     let secs = ts_us.div_euclid(1_000_000);

@@ -71,6 +71,7 @@ impl Report {
         let frame_sizes = frame_sizes(tables)?;
         let calls = count(tables, |lf| lf)?;
         let truncation = truncation(tables, calls)?;
+        let latency = latency(tables)?;
         let rules = rule_sections(tables, &sessions_df, rules, findings, redaction)?;
         let tool_calls = count(tables, |lf| lf.filter(col("method").eq(lit("tools/call"))))?;
         let sev = |s: Severity| findings.iter().filter(|f| f.severity == s.as_str()).count();
@@ -98,6 +99,7 @@ impl Report {
             sessions,
             frame_sizes,
             truncation,
+            latency,
             rules,
         })
     }
@@ -278,6 +280,37 @@ fn truncation(tables: &dyn TableSource, calls: u64) -> Result<Vec<TruncationGrou
             .then_with(|| (&a.tool, &a.client_name, &a.client_version).cmp(&(&b.tool, &b.client_name, &b.client_version)))
     });
     Ok(groups)
+}
+
+/// tools/call latency per tool × client name × client version (see the file's header).
+const LATENCY_SQL: &str = include_str!("../../queries/report/latency_groups.sql");
+
+/// Latency groups over every capture at once (quantiles of pieces do not merge); a dataset is
+/// scanned for the few columns the query names. Also what `check` prints.
+pub fn latency(tables: &dyn TableSource) -> Result<Vec<LatencyGroup>, DocumentError> {
+    let df = run_sql(tables, LATENCY_SQL)?;
+    const T: &str = "calls";
+    let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
+    let (calls, timed, timeouts, timeouts_timed) = (ints(&df, T, "calls")?, ints(&df, T, "timed")?, ints(&df, T, "timeouts")?, ints(&df, T, "timeouts_timed")?);
+    let (p50, p95, p99, max) = (floats(&df, T, "p50_ms")?, floats(&df, T, "p95_ms")?, floats(&df, T, "p99_ms")?, floats(&df, T, "max_ms")?);
+    let (tmin, tmax) = (floats(&df, T, "timeout_min_ms")?, floats(&df, T, "timeout_max_ms")?);
+    Ok((0..df.height())
+        .map(|k| LatencyGroup {
+            tool: tool[k].clone().unwrap_or_default(),
+            client_name: client[k].clone().unwrap_or_default(),
+            client_version: version[k].clone().unwrap_or_default(),
+            calls: nonneg(calls[k]),
+            timed: nonneg(timed[k]),
+            p50_ms: p50[k],
+            p95_ms: p95[k],
+            p99_ms: p99[k],
+            max_ms: max[k],
+            timeouts: nonneg(timeouts[k]),
+            timeouts_timed: nonneg(timeouts_timed[k]),
+            timeout_min_ms: tmin[k],
+            timeout_max_ms: tmax[k],
+        })
+        .collect())
 }
 
 type CallKey = (String, String, String);

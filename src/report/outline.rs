@@ -2,7 +2,7 @@
 //! charts ([`Block`]s), which the Markdown and HTML renderers walk. Gathers and formats nothing.
 
 use super::document::*;
-use super::format::{bytes_label, duration, utc};
+use super::format::{bytes_label, duration, ms_label, utc};
 use crate::query::header::ExcerptSource;
 use crate::query::rules::Severity;
 
@@ -72,6 +72,7 @@ impl Report {
         self.sessions_section(&mut b);
         self.frame_sizes_section(&mut b);
         self.truncation_section(&mut b);
+        self.latency_section(&mut b);
         for r in self.rules.iter().filter(|r| r.layout.section.is_none()) {
             self.rule_section(&mut b, r);
         }
@@ -126,6 +127,7 @@ impl Report {
                 let id = match r.layout.section.as_deref() {
                     Some(FRAME_SIZES) => FRAME_SIZES_ID.to_string(),
                     Some(TRUNCATION) => TRUNCATION_ID.to_string(),
+                    Some(LATENCY) => LATENCY_ID.to_string(),
                     _ => section_id(&r.title),
                 };
                 vec![
@@ -303,6 +305,49 @@ impl Report {
         }
     }
 
+    fn latency_section(&self, b: &mut Vec<Block>) {
+        b.push(Block::Heading { level: 2, id: LATENCY_ID.into(), text: "Latency by tool and client version".into() });
+        if self.latency.is_empty() {
+            b.push(Block::Para(vec![t("No tool calls in the inputs.")]));
+        } else {
+            let timed: u64 = self.latency.iter().map(|g| g.timed).sum();
+            let calls: u64 = self.latency.iter().map(|g| g.calls).sum();
+            b.push(Block::Para(vec![t(format!(
+                "tools/call response time minus request time, over all captures: {} of {} call(s) timed (answered, neither cancelled nor timed out, timestamps on both frames; stdio tee logs carry none). p50, p95 and p99 are linear-interpolated quantiles; timeouts are counted apart with how long the requester waited.",
+                super::stats::thousands(timed),
+                super::stats::thousands(calls)
+            ))]));
+            let groups = LatencyGroup::slowest_first(&self.latency);
+            let rows = groups
+                .iter()
+                .take(MAX_ROWS)
+                .map(|g| {
+                    vec![
+                        vec![code(g.tool.clone())],
+                        vec![t(g.client_name.clone())],
+                        vec![t(g.client_version.clone())],
+                        num(g.calls),
+                        num(g.timed),
+                        vec![t(ms_label(g.p50_ms))],
+                        vec![t(ms_label(g.p95_ms))],
+                        vec![t(ms_label(g.p99_ms))],
+                        vec![t(ms_label(g.max_ms))],
+                        vec![t(if g.timeouts == 0 { "0".to_string() } else { g.timeouts_label() })],
+                    ]
+                })
+                .collect();
+            b.push(Block::Table {
+                header: vec!["tool", "client", "version", "calls", "timed", "p50", "p95", "p99", "max", "timeouts"],
+                numeric: vec![false, false, false, true, true, true, true, true, true, false],
+                rows,
+                more: groups.len().saturating_sub(MAX_ROWS),
+            });
+        }
+        for r in self.in_section(LATENCY) {
+            self.findings_blocks(b, r, 3);
+        }
+    }
+
     fn rule_section(&self, b: &mut Vec<Block>, r: &RuleSection) {
         b.push(Block::Heading { level: 2, id: section_id(&r.title), text: r.title.clone() });
         self.findings_blocks(b, r, 3);
@@ -385,5 +430,7 @@ impl Report {
 /// `section:` values of rule headers: the built-in sections a rule can be shown in.
 const FRAME_SIZES: &str = "frame_sizes";
 const TRUNCATION: &str = "truncation";
+const LATENCY: &str = "latency";
+const LATENCY_ID: &str = "latency";
 const FRAME_SIZES_ID: &str = "frame-sizes-against-reader-limits";
 const TRUNCATION_ID: &str = "truncation-rates";

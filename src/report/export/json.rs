@@ -1,5 +1,5 @@
 //! JSON: a result table as one array of row objects, the report's read model, and a check run
-//! as `{"summary": {...}, "findings": [...]}` with each rule's words.
+//! as `{"summary": {...}, "findings": [...], "latency": [...]}` with each rule's words.
 
 use std::io::Write;
 
@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::{CheckRun, ExportError, Exporter};
 use crate::query::rules::{Rule, Severity};
-use crate::report::document::Report;
+use crate::report::document::{LatencyGroup, Report};
 use crate::report::findings::{Finding, counts};
 
 pub struct Json;
@@ -30,7 +30,7 @@ impl Exporter<Report> for Json {
 
 impl Exporter<CheckRun<'_>> for Json {
     fn export(&self, run: &CheckRun<'_>, out: &mut dyn Write) -> Result<(), ExportError> {
-        writeln!(out, "{}", serde_json::to_string_pretty(&check_json(run.findings, run.rules))?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&check_json(run.findings, run.rules, run.latency))?)?;
         Ok(())
     }
 }
@@ -55,8 +55,8 @@ fn json_finding(f: &Finding) -> Value {
     v
 }
 
-/// `{"summary": {...}, "findings": [...]}`.
-pub fn check_json(findings: &[Finding], rules: &[Rule]) -> Value {
+/// `{"summary": {...}, "findings": [...], "latency": [...]}`.
+pub fn check_json(findings: &[Finding], rules: &[Rule], latency: &[LatencyGroup]) -> Value {
     let c = counts(findings);
     let per_rule: serde_json::Map<String, Value> = rules
         .iter()
@@ -79,5 +79,6 @@ pub fn check_json(findings: &[Finding], rules: &[Rule]) -> Value {
             "rules": per_rule,
         },
         "findings": findings.iter().map(json_finding).collect::<Vec<_>>(),
+        "latency": latency,
     })
 }

@@ -1,7 +1,8 @@
 //! One exporter per output format (like hyperfine's `src/export/`): each file writes one format
 //! behind the one [`Exporter`] trait; commands pick an exporter and hold no format code.
 //! What is exported: a result table ([`DataFrame`](polars::prelude::DataFrame)), the report's
-//! read model ([`Report`](super::document::Report)) or a check run ([`CheckRun`]).
+//! read model ([`Report`](super::document::Report)) or a check run ([`CheckRun`]): text, JSON,
+//! SARIF or JUnit XML.
 
 use std::io::Write;
 
@@ -13,6 +14,7 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod jsonl;
+pub mod junit;
 pub mod markdown;
 pub mod parquet;
 pub mod sarif;
@@ -43,4 +45,8 @@ pub struct CheckRun<'a> {
     pub rules: &'a [Rule],
     /// Inputs that are captures (`LoadedCapture::is_capture`).
     pub captures: usize,
+    /// Their names, in reading order.
+    pub capture_names: &'a [String],
+    /// tools/call latency per tool × client name × client version.
+    pub latency: &'a [super::document::LatencyGroup],
 }
