@@ -42,24 +42,37 @@ fn gzip_bomb(prefix: &[u8], mebibytes: usize) -> Vec<u8> {
     gz
 }
 
-/// Peak resident memory of a finished child, in bytes (wait4's rusage: this child only).
+/// Runs mcpsift; returns its status, stdout and peak resident memory in bytes. The peak is the
+/// kernel's high-water mark of the child's own memory (`VmHWM` in /proc/PID/status, which starts
+/// afresh at exec), read every few milliseconds until it exits: wait4's `ru_maxrss` would count
+/// the test process, whose pages the child shares until exec.
 fn run_measured(args: &[&str]) -> (std::process::ExitStatus, String, u64) {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_mcpsift"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcpsift"))
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("run mcpsift");
-    let pid = child.id() as libc::pid_t;
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.expect("stdout"), &mut out).expect("stdout");
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills; pid is our child, not yet reaped.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid, "wait4");
-    use std::os::unix::process::ExitStatusExt;
-    (std::process::ExitStatus::from_raw(status), out, usage.ru_maxrss as u64 * 1024)
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut out).expect("stdout");
+        out
+    });
+    let mut peak = 0u64;
+    let status = loop {
+        if let Ok(text) = std::fs::read_to_string(&status_file)
+            && let Some(kb) = text.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        {
+            peak = peak.max(kb * 1024);
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    (status, reader.join().expect("stdout reader"), peak)
 }
 
 #[test]

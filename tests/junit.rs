@@ -61,7 +61,7 @@ fn junit_is_valid_has_a_testcase_per_rule_and_capture_and_fails_where_problems_w
 
     // Ten captures in samples/: two stdio pairs, three host logs, four packet captures, one transcript.
     let suites = suites.as_array().expect("suites");
-    assert_eq!(suites.len(), 10);
+    assert_eq!(suites.len(), 13, "one suite per capture of samples/ (13 captures)");
     let check: Value = serde_json::from_slice(&mcpsift(&["check", samples().to_str().unwrap(), "-q", "--format", "json"]).stdout).unwrap();
     let rules: Vec<&String> = check["summary"]["rules"].as_object().unwrap().keys().collect();
     let mut failing: BTreeSet<(String, String)> = BTreeSet::new();
@@ -91,9 +91,11 @@ fn junit_is_valid_has_a_testcase_per_rule_and_capture_and_fails_where_problems_w
             assert!(failing.contains(&(capture(rel), rule.to_string())), "{rel}: seeded {} should fail {rule}", p["rule"]);
         }
     }
-    // Captures the truth says are clean pass every testcase.
+    // Captures the truth says are clean pass every testcase but schema_compat: their TS docs
+    // tools declare draft-07 outputSchemas, a warning the recorders' truth predates (tests/check.rs
+    // checks those warnings against the bytes).
     for clean in ["hostlog/mcp.log", "hostlog/vscode-mcp.log", "pcap/py_streamable.pcap"] {
-        assert!(!failing.iter().any(|(c, _)| *c == capture(clean)), "{clean} is clean: {failing:?}");
+        assert!(!failing.iter().any(|(c, r)| *c == capture(clean) && r != "schema_compat"), "{clean} is clean: {failing:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
