@@ -28,20 +28,22 @@ fn config(data: &[u8]) -> Option<(usize, u8, &[u8])> {
 }
 
 /// Asserts the invariants on what `input_bytes` (plus `lost` bytes never read, in TCP gaps) gave.
-fn assert_closes(sink: &CollectSink, input_bytes: u64, lost: u64, cap: usize) {
+/// Asserts the invariants on what `input_bytes` (plus `lost` bytes never read, in TCP gaps) gave;
+/// `what` names the input in a failure.
+pub fn assert_closes(sink: &CollectSink, input_bytes: u64, lost: u64, cap: usize, what: &str) {
     // Bytes lost in TCP gaps count in the frames they cut, and nowhere when they fall between
     // messages: the accounted bytes are the bytes read plus at most the bytes lost.
     let accounted = sink.accounted_bytes();
     let read = i128::from(input_bytes);
     assert!(
         accounted >= read && accounted <= read + i128::from(lost),
-        "accounting does not close: {input_bytes} bytes read, {lost} lost, {accounted} accounted\nframing {:?}\nskips {:?}\nframes {:?}",
+        "{what}: accounting does not close: {input_bytes} bytes read, {lost} lost, {accounted} accounted\nframing {:?}\nskips {:?}\nframes {:?}",
         sink.framing,
         sink.skips.iter().map(|s| (s.reason, s.offset, s.bytes)).collect::<Vec<_>>(),
         sink.frames.iter().map(|f| (f.offset, f.wire_bytes, f.payload.len())).collect::<Vec<_>>()
     );
     for f in &sink.frames {
-        assert!(f.payload.len() <= cap, "frame at {} holds {} bytes, over the cap {cap}", f.offset, f.payload.len());
+        assert!(f.payload.len() <= cap, "{what}: frame at {} holds {} bytes, over the cap {cap}", f.offset, f.payload.len());
     }
 }
 
@@ -55,7 +57,7 @@ pub fn stdio(data: &[u8]) {
     };
     let mut sink = CollectSink::default();
     read_stdio(input, direction, "fuzz", cap, &mut sink);
-    assert_closes(&sink, input.len() as u64, 0, cap);
+    assert_closes(&sink, input.len() as u64, 0, cap, "stdio");
     for f in &sink.frames {
         assert!(f.payload.len() as u64 <= f.wire_bytes, "payload longer than its wire bytes at {}", f.offset);
     }
@@ -66,7 +68,7 @@ pub fn hostlog(data: &[u8]) {
     let Some((cap, _, input)) = config(data) else { return };
     let mut sink = CollectSink::default();
     read_hostlog(input, "fuzz-server", cap, &mut sink);
-    assert_closes(&sink, input.len() as u64, 0, cap);
+    assert_closes(&sink, input.len() as u64, 0, cap, "hostlog");
 }
 
 /// JSONL transcripts: the transcript reader on any bytes (records, raw strings, base64).
@@ -74,23 +76,31 @@ pub fn jsonl(data: &[u8]) {
     let Some((cap, _, input)) = config(data) else { return };
     let mut sink = CollectSink::default();
     read_jsonl(input, "fuzz.jsonl", cap, &mut sink);
-    assert_closes(&sink, input.len() as u64, 0, cap);
+    assert_closes(&sink, input.len() as u64, 0, cap, "jsonl");
 }
 
 /// Raw capture bytes through pcap/pcapng, link layers, IP, TCP reassembly, HTTP and SSE.
 pub fn pcap(data: &[u8]) {
-    let Some((cap, bits, input)) = config(data) else { return };
-    let opts = PcapOptions { max_frame_bytes: cap as u64, ..PcapOptions::default() };
-    let mut sink = CollectSink::default();
-    if let Ok(summary) = read_capture(input, &opts, &mut sink) {
-        assert_closes(&sink, input.len() as u64, summary.tcp_gap_bytes, cap);
-    } else if bits & 1 == 0 {
-        // What ingest does with a capture it cannot read: every byte is still a counted skip.
+    let Some((cap, _, input)) = config(data) else { return };
+    let (sink, lost) = read_as(input, Format::Pcap, cap);
+    assert_closes(&sink, input.len() as u64, lost, cap, "pcap");
+}
+
+/// Reads `input` as `format` at frame cap `cap`, as ingest does; returns what it gave and the
+/// bytes lost in TCP gaps. A packet capture is read directly (its summary has the gap bytes),
+/// and again through `ingest_reader` when it cannot be read (ingest counts its bytes as a skip).
+pub fn read_as(input: &[u8], format: Format, cap: usize) -> (CollectSink, u64) {
+    let opts = IngestOptions { max_frame_bytes: cap, ..IngestOptions::default() };
+    if format == Format::Pcap {
+        let pcap_opts = PcapOptions { max_frame_bytes: cap as u64, ..PcapOptions::default() };
         let mut sink = CollectSink::default();
-        let opts = IngestOptions { max_frame_bytes: cap, ..IngestOptions::default() };
-        ingest_reader(input, Format::Pcap, None, "fuzz", &opts, &mut sink);
-        assert_closes(&sink, input.len() as u64, 0, cap);
+        if let Ok(summary) = read_capture(input, &pcap_opts, &mut sink) {
+            return (sink, summary.tcp_gap_bytes);
+        }
     }
+    let mut sink = CollectSink::default();
+    ingest_reader(input, format, None, "fuzz", &opts, &mut sink);
+    (sink, 0)
 }
 
 /// One TCP connection's two reassembled streams through the HTTP layer: heads, bodies,
@@ -165,7 +175,7 @@ pub fn http(data: &[u8]) {
         conn.close(Some(ts), &mut env);
         env.report_framing();
     }
-    assert_closes(&sink, fed, lost, cap);
+    assert_closes(&sink, fed, lost, cap, "http");
 }
 
 /// HTTP bodies through the body decoders: a response whose framing (Content-Length or
@@ -232,7 +242,7 @@ pub fn body(data: &[u8]) {
         conn.close(Some(3), &mut env);
         env.report_framing();
     }
-    assert_closes(&sink, (request.len() + wire.len()) as u64, 0, cap);
+    assert_closes(&sink, (request.len() + wire.len()) as u64, 0, cap, "body");
 }
 
 /// The message model on arbitrary JSON: classification and measuring of one payload, and

@@ -7,11 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use mcpsift::ingest::detect::{Format, detect};
-use mcpsift::ingest::frame::CollectSink;
-use mcpsift::ingest::packet::pcap::{PcapOptions, read_capture};
-use mcpsift::ingest::run::{IngestOptions, ingest_reader};
 use mcpsift::model::message::parse_payload;
 
+use crate::harness;
 use crate::util::samples;
 
 fn sample_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -40,37 +38,12 @@ fn read_plain(p: &Path) -> Vec<u8> {
     }
 }
 
-/// Reads `bytes` as `format` and checks the invariants; `what` names the case in failures.
+/// Reads `bytes` as `format` and checks the invariants (`fuzz/harness.rs`, as the fuzz targets
+/// do), then puts every frame through the message model; `what` names the case in failures.
 fn check(bytes: &[u8], format: Format, cap: usize, what: &str) {
-    let mut sink = CollectSink::default();
-    let lost = if format == Format::Pcap {
-        let opts = PcapOptions { max_frame_bytes: cap as u64, ..PcapOptions::default() };
-        match read_capture(bytes, &opts, &mut sink) {
-            Ok(summary) => summary.tcp_gap_bytes,
-            Err(_) => {
-                sink = CollectSink::default();
-                let opts = IngestOptions { max_frame_bytes: cap, ..IngestOptions::default() };
-                ingest_reader(bytes, format, None, "m", &opts, &mut sink);
-                0
-            }
-        }
-    } else {
-        let opts = IngestOptions { max_frame_bytes: cap, ..IngestOptions::default() };
-        ingest_reader(bytes, format, None, "m", &opts, &mut sink);
-        0
-    };
-    // Bytes lost in TCP gaps count in the frames they cut, and nowhere when they fall between
-    // messages: the accounted bytes are the bytes read plus at most the bytes lost.
-    let accounted = sink.accounted_bytes();
-    let read = bytes.len() as i128;
-    assert!(
-        accounted >= read && accounted <= read + i128::from(lost),
-        "{what}: frames + framing + skips = {accounted}, bytes read {read}, lost in gaps {lost}; framing {:?}, skips {:?}",
-        sink.framing,
-        sink.skips.iter().map(|s| (s.reason, s.offset, s.bytes)).collect::<Vec<_>>()
-    );
+    let (sink, lost) = harness::read_as(bytes, format, cap);
+    harness::assert_closes(&sink, bytes.len() as u64, lost, cap, what);
     for f in &sink.frames {
-        assert!(f.payload.len() <= cap, "{what}: a frame of {} bytes over the cap {cap}", f.payload.len());
         let _ = parse_payload(&f.payload);
     }
 }

@@ -16,27 +16,12 @@ pub fn decode_header_value(v: &str) -> String {
         .unwrap_or_else(|| v.to_string())
 }
 
+/// The encoded word's base64 (padding ignored wherever it sits; whitespace is not base64 here).
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.bytes().filter(|&c| c != b'=') {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
+    if s.bytes().any(|c| matches!(c, b'\n' | b'\r' | b' ')) {
+        return None;
     }
-    Some(out)
+    crate::ingest::lines::jsonl::decode_base64(&s.replace('=', ""))
 }
 
 /// Two renderings of one value agree: equal text, or equal numbers (`42` and `42.0`).
