@@ -632,10 +632,20 @@ impl HttpConnection {
         }
     }
 
+    /// The connection leaves HTTP: what either direction holds (a body in progress, a head
+    /// not yet complete) is finished or counted before the rest becomes opaque.
     fn upgrade(&mut self, env: &mut HttpEnv<'_>) {
         env.stats.upgraded_connections += 1;
-        for dir in &mut self.dirs {
-            dir.head_buf.clear();
+        for side in [Side::A, Side::B] {
+            if matches!(self.dirs[side.index()].state, DirState::Body(_)) {
+                self.finish_body(side, Some("connection upgraded (101 / CONNECT)".to_string()), None, env);
+            }
+            let dir = &mut self.dirs[side.index()];
+            if !dir.head_buf.is_empty() {
+                let n = dir.head_buf.len() as u64;
+                dir.skip.add(SkipReason::HttpUpgraded, dir.head_start, n, env);
+                dir.head_buf.clear();
+            }
             dir.state = DirState::Opaque(SkipReason::HttpUpgraded);
         }
     }
@@ -1087,6 +1097,25 @@ mod tests {
             assert!(client_only > 0, "{reason}");
             assert_eq!(skipped, (client.len() + server.len()) as u64, "{reason}: {:?}", sink.skips);
         }
+    }
+
+    #[test]
+    fn an_upgrade_counts_what_the_peer_had_buffered() {
+        // The client pipelines a second request whose head is cut when the server answers 101,
+        // and a request body in progress: both are counted, then the rest is opaque.
+        let client: &[&[u8]] = &[
+            b"GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nPOST /mcp HTTP/1.1\r\nHost: x",
+            b"\r\n",
+            b"binary websocket frames",
+        ];
+        let server: &[&[u8]] = &[b"", b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x05hello", b"more"];
+        let sink = run(client, server);
+        let read: u64 = client.iter().chain(server).map(|b| b.len() as u64).sum();
+        assert_eq!(sink.accounted_bytes(), read as i128, "{:?}", sink.skips);
+        let upgraded: u64 = sink.skips.iter().filter(|s| s.reason == "http_upgraded").map(|s| s.bytes).sum();
+        // After the 101 head: the cut POST head (29 bytes), the websocket bytes of both sides.
+        let after_101 = 29 + b"binary websocket frames".len() + b"\x81\x05hello".len() + b"more".len();
+        assert_eq!(upgraded, after_101 as u64, "{:?}", sink.skips);
     }
 
     #[test]
