@@ -208,7 +208,10 @@ run_mcpsift() { # FILE
 for f in "$DATA/small.log" "$DATA/large.log"; do
     if want mcpsift; then run_mcpsift "$f"; fi
     if want jq; then measure jq "$f" jq -c '{id,method}' "$f"; fi
-    if want duckdb; then measure duckdb "$f" "$PY" "$BENCH_SRC/duckdb_methods.py" "$f"; fi
+    if want duckdb; then
+        measure duckdb "$f" "$PY" "$BENCH_SRC/duckdb_methods.py" "$f"
+        measure duckdb-facts "$f" "$PY" "$BENCH_SRC/duckdb_facts.py" "$f" "$WORK/out"
+    fi
 done
 f="$DATA/big.pcap"
 if want mcpsift; then run_mcpsift "$f"; fi
