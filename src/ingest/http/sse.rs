@@ -71,6 +71,8 @@ pub struct SseParser {
     pending_cr: bool,
     /// BOM bytes matched so far at stream start; `None` once past the start.
     bom_matched: Option<usize>,
+    /// Stream offset of the first byte (where held BOM bytes sit).
+    bom_offset: u64,
     name: [u8; MAX_FIELD_NAME_BYTES],
     name_len: usize,
     name_overflow: bool,
@@ -96,6 +98,7 @@ impl SseParser {
             state: LineState::Start,
             pending_cr: false,
             bom_matched: Some(0),
+            bom_offset: 0,
             name: [0; MAX_FIELD_NAME_BYTES],
             name_len: 0,
             name_overflow: false,
@@ -251,7 +254,7 @@ impl SseParser {
     /// `len` bytes of the stream were lost. An event in progress is emitted as incomplete,
     /// then parsing resumes at the next field start or empty line.
     pub fn gap(&mut self, offset: u64, len: u64, ts_us: Option<i64>, out: &mut Vec<SseEvent>) {
-        self.bom_matched = None;
+        self.release_held_bom(ts_us, out);
         self.pending_cr = false;
         if self.data_lines > 0 {
             self.gap_note = Some(format!("tcp gap of {len} bytes at stream offset {offset}"));
@@ -263,6 +266,7 @@ impl SseParser {
 
     /// The stream ended (`why`, e.g. "connection closed"). A started event with data is kept.
     pub fn finish(&mut self, why: &str, ts_us: Option<i64>, out: &mut Vec<SseEvent>) {
+        self.release_held_bom(ts_us, out);
         if self.data_lines > 0 {
             if self.gap_note.is_none() {
                 self.gap_note = Some(format!("sse event not terminated: {why}"));
@@ -271,6 +275,17 @@ impl SseParser {
         }
         self.reset_event();
         self.state = LineState::Start;
+    }
+
+    /// The stream stopped (ended or lost bytes) inside what could have been a BOM: the bytes
+    /// held back are ordinary text after all.
+    fn release_held_bom(&mut self, ts_us: Option<i64>, out: &mut Vec<SseEvent>) {
+        if let Some(held) = self.bom_matched.take()
+            && held > 0
+        {
+            let offset = self.bom_offset;
+            self.feed(&BOM[..held], offset, ts_us, out);
+        }
     }
 
     fn skip_bom(
@@ -282,6 +297,9 @@ impl SseParser {
         out: &mut Vec<SseEvent>,
     ) -> usize {
         let mut pos = 0;
+        if matched == 0 {
+            self.bom_offset = base_offset;
+        }
         while matched < BOM.len() && pos < input.len() && input[pos] == BOM[matched] {
             matched += 1;
             pos += 1;
@@ -454,6 +472,25 @@ mod tests {
             assert_eq!(events[1].id.as_deref(), Some("7"));
             let data_total: u64 = events.iter().map(|e| e.data_bytes).sum();
             assert_eq!(framing + data_total, wire.len() as u64, "accounting at split {split}");
+        }
+    }
+
+    #[test]
+    fn a_stream_ending_inside_a_bom_counts_the_bytes_held_back() {
+        // The first one or two bytes of a BOM, then the end of the stream or a gap: they were
+        // text (a cut field name), not a BOM, and every byte is still counted.
+        for wire in [&b"\xEF"[..], b"\xEF\xBB", b"\xEFx"] {
+            for end_by_gap in [false, true] {
+                let mut p = SseParser::new(1 << 20);
+                let mut out = Vec::new();
+                p.feed(wire, 0, None, &mut out);
+                if end_by_gap {
+                    p.gap(wire.len() as u64, 10, None, &mut out);
+                }
+                p.finish("connection closed", None, &mut out);
+                let counted = p.take_framing_bytes() + p.take_resync_bytes();
+                assert_eq!(counted, wire.len() as u64, "{wire:?} gap {end_by_gap}");
+            }
         }
     }
 
