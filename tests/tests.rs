@@ -23,3 +23,4 @@ mod sarif;
 mod report;
 mod rules;
 mod tables;
+mod latency_chains;
