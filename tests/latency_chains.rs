@@ -94,7 +94,7 @@ fn locate(streams: &mut BTreeMap<(u16, u16), Stream>, port: u16, to_server: bool
 }
 
 /// The JSON-RPC answer of an exchange: the JSON body, or the SSE `data:` payload with an id.
-fn answer(exchange: &Value) -> Vec<u8> {
+pub fn answer(exchange: &Value) -> Vec<u8> {
     let body: Vec<u8> = exchange["chunks"].as_array().expect("chunks").iter().flat_map(|c| decode_base64(c["b64"].as_str().unwrap()).expect("base64 chunk")).collect();
     let sse = exchange["res_headers"]["content-type"].as_str().is_some_and(|t| t.starts_with("text/event-stream"));
     if !sse {
@@ -110,7 +110,7 @@ fn answer(exchange: &Value) -> Vec<u8> {
 }
 
 /// Linear interpolation between closest ranks (position q·(n−1)).
-fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }
@@ -119,10 +119,10 @@ fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64))
 }
 
-type Key = (String, String, String);
+pub type Key = (String, String, String);
 
 /// Logical tools/call latencies per tool × client of the HTTP sample, from its packets.
-fn http_truth() -> BTreeMap<Key, Vec<f64>> {
+pub fn http_truth() -> BTreeMap<Key, Vec<f64>> {
     let dir = samples().join("http_py2");
     let mut gz = String::new();
     flate2::read::GzDecoder::new(&std::fs::read(dir.join("py2_streamable.exchanges.json.gz")).unwrap()[..]).read_to_string(&mut gz).unwrap();

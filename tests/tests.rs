@@ -24,3 +24,4 @@ mod report;
 mod rules;
 mod tables;
 mod latency_chains;
+mod diff;

@@ -1,6 +1,7 @@
 //! One module per subcommand; each parses nothing, calls the stages, prints.
 
 pub mod check;
+pub mod diff;
 pub mod query;
 pub mod report;
 pub mod tables;

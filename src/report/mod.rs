@@ -3,6 +3,7 @@
 //! per output format (export/).
 
 pub mod chart;
+pub mod diff;
 pub mod document;
 pub mod export;
 pub mod findings;
