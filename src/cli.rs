@@ -34,6 +34,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two captures, datasets or cohorts of calls per tool x client (exit 1 with --fail-on-regression).
     Diff(DiffArgs),
+    /// Export the calls to other tools' formats (OTLP/JSON traces and metrics).
+    #[command(subcommand)]
+    Export(ExportCommand),
 }
 
 /// Inputs and ingest options shared by every command.
@@ -232,4 +235,21 @@ pub struct DiffArgs {
     /// No diagnostics on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `mcpsift export FORMAT`.
+#[derive(Debug, Subcommand)]
+pub enum ExportCommand {
+    /// OTLP/JSON: one client span per request (OpenTelemetry MCP semantic conventions) and the
+    /// mcp.client.operation.duration histogram, one JSON line each.
+    Otlp(OtlpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OtlpArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// File to write (`-`: stdout): a traces line, then a metrics line.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: PathBuf,
 }

@@ -25,3 +25,4 @@ mod rules;
 mod tables;
 mod latency_chains;
 mod diff;
+mod otlp;

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod diff;
+pub mod export;
 pub mod query;
 pub mod report;
 pub mod tables;

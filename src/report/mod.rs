@@ -13,3 +13,4 @@ pub mod outline;
 pub mod redact;
 pub mod stats;
 pub mod table_out;
+pub mod telemetry;

@@ -19,6 +19,7 @@ pub mod json;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;
+pub mod otlp;
 pub mod parquet;
 pub mod sarif;
 pub mod table;
