@@ -36,7 +36,8 @@ chains AS (
 ),
 tool_calls AS (
   SELECT c.capture, c.tool, c.client_name, c.client_version, c.outcome,
-         (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 AS latency_ms,
+         CASE WHEN k.last_round = 1 THEN c.latency_ms
+              ELSE (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 END AS latency_ms,
          k.first_req_ts_us AS req_ts_us, c.cancel_ts_us,
          CASE WHEN (c.cancelled AND (c.cancel_reason LIKE '%timed out%' OR c.cancel_reason LIKE '%-32001%')) OR c.error_code = -32001 THEN 1 ELSE 0 END AS timeout
   FROM calls c

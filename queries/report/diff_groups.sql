@@ -23,6 +23,7 @@ logical AS (
          CAST(c.resp_bytes AS DOUBLE) AS resp_bytes,
          CASE WHEN ((c.cancelled AND (c.cancel_reason LIKE '%timed out%' OR c.cancel_reason LIKE '%-32001%')) OR c.error_code = -32001)
                    OR c.outcome = 'cancelled' THEN NULL
+              WHEN k.last_round = 1 THEN c.latency_ms
               ELSE (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 END AS latency_ms
   FROM calls c
   JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round

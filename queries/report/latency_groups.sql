@@ -20,7 +20,8 @@ WITH chains AS (
 tool_calls AS (
   SELECT COALESCE(c.tool, '?') AS tool, COALESCE(c.client_name, '?') AS client_name,
          COALESCE(c.client_version, '?') AS client_version, c.outcome,
-         (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 AS latency_ms,
+         CASE WHEN k.last_round = 1 THEN c.latency_ms
+              ELSE (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 END AS latency_ms,
          k.first_req_ts_us AS req_ts_us, c.cancel_ts_us,
          CASE WHEN (c.cancelled AND (c.cancel_reason LIKE '%timed out%' OR c.cancel_reason LIKE '%-32001%')) OR c.error_code = -32001 THEN 1 ELSE 0 END AS timeout
   FROM calls c
