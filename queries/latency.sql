@@ -11,7 +11,10 @@
 -- least min_p95_ms (500 ms: below that a user hardly notices), in a capture with at least
 -- min_calls (3) timed tool calls.
 -- Latency counts answered calls that were neither cancelled nor timed out; p95 is the
--- linear-interpolated quantile (QUANTILE_CONT in polars and DuckDB).
+-- linear-interpolated quantile (QUANTILE_CONT in polars and DuckDB). Calls are logical
+-- calls: a multi-round-trip chain (`calls.chain_id`) counts once, with its last round's
+-- outcome, timed from its first round's request to its last round's answer (the definition
+-- of queries/report/latency_groups.sql).
 -- Evidence: corpus stdio_ts_timeout, stdio_pyserver_timeout; samples/transcript slow_export.
 -- scope: capture
 -- title: Slow tools and timeouts
@@ -25,11 +28,21 @@
 WITH params AS (
   SELECT 5.0 AS outlier_ratio, 500.0 AS min_p95_ms, 3 AS min_calls
 ),
-tool_calls AS (
-  SELECT capture, tool, client_name, client_version, outcome, latency_ms, req_ts_us, cancel_ts_us,
-         CASE WHEN (cancelled AND (cancel_reason LIKE '%timed out%' OR cancel_reason LIKE '%-32001%')) OR error_code = -32001 THEN 1 ELSE 0 END AS timeout
+chains AS (
+  SELECT capture, chain_id, MAX(round) AS last_round, MIN(req_ts_us) AS first_req_ts_us
   FROM calls
   WHERE method = 'tools/call'
+  GROUP BY capture, chain_id
+),
+tool_calls AS (
+  SELECT c.capture, c.tool, c.client_name, c.client_version, c.outcome,
+         CASE WHEN k.last_round = 1 THEN c.latency_ms
+              ELSE (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 END AS latency_ms,
+         k.first_req_ts_us AS req_ts_us, c.cancel_ts_us,
+         CASE WHEN (c.cancelled AND (c.cancel_reason LIKE '%timed out%' OR c.cancel_reason LIKE '%-32001%')) OR c.error_code = -32001 THEN 1 ELSE 0 END AS timeout
+  FROM calls c
+  JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round
+  WHERE c.method = 'tools/call'
 ),
 timed AS (
   SELECT capture, tool, client_name, client_version, timeout,

@@ -32,6 +32,11 @@ pub enum Command {
     Check(CheckArgs),
     /// Write a report to attach to a postmortem: Markdown, self-contained HTML with charts, or JSON.
     Report(ReportArgs),
+    /// Compare two captures, datasets or cohorts of calls per tool x client (exit 1 with --fail-on-regression).
+    Diff(DiffArgs),
+    /// Export the calls to other tools' formats (OTLP/JSON traces and metrics).
+    #[command(subcommand)]
+    Export(ExportCommand),
 }
 
 /// Inputs and ingest options shared by every command.
@@ -164,4 +169,87 @@ pub struct ReportArgs {
     /// Show secrets (Authorization headers, tokens, api keys) instead of redacting them.
     #[arg(long)]
     pub no_redact: bool,
+}
+
+/// Output formats of `diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    Text,
+    Md,
+    Json,
+}
+
+/// What a `diff` row is keyed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffBy {
+    /// tool x client name x client version
+    Version,
+    /// tool x client name (cohorts split by client version)
+    Client,
+    /// tool (cohorts split by client)
+    Tool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Side A: a capture file, a folder of captures, or a dataset (`mcpsift tables` output).
+    pub a: PathBuf,
+    /// Side B (default: A again, for cohorts of one input split by --where-a / --where-b).
+    pub b: Option<PathBuf>,
+    /// Cohort A: a SQL condition on `calls` columns, e.g. "client_version = '2.1.0'".
+    #[arg(long, value_name = "SQL")]
+    pub where_a: Option<String>,
+    /// Cohort B: a SQL condition on `calls` columns.
+    #[arg(long, value_name = "SQL")]
+    pub where_b: Option<String>,
+    /// Rows per tool x client name x client version (version), x client name (client) or tool.
+    #[arg(long, value_enum, default_value_t = DiffBy::Version)]
+    pub by: DiffBy,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+    /// Exit 1 when a measure regressed from A to B under the thresholds below.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// A rate (truncation, errors, validation errors) regresses at this many times A's rate ...
+    #[arg(long, value_name = "X", default_value_t = 2.0)]
+    pub rate_ratio: f64,
+    /// ... with at least this many more such calls in B than A's rate predicts ...
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub min_more: u64,
+    /// ... and a one-sided binomial p-value (B's count under A's rate) below this.
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub alpha: f64,
+    /// p95 latency regresses at this many times A's p95 ...
+    #[arg(long, value_name = "X", default_value_t = 2.0)]
+    pub latency_ratio: f64,
+    /// ... and at least this many milliseconds slower ...
+    #[arg(long, value_name = "MS", default_value_t = 100.0)]
+    pub latency_min_ms: f64,
+    /// ... with at least this many timed calls on each side.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub min_timed: u64,
+    /// Captures read at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// No diagnostics on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `mcpsift export FORMAT`.
+#[derive(Debug, Subcommand)]
+pub enum ExportCommand {
+    /// OTLP/JSON: one client span per request (OpenTelemetry MCP semantic conventions) and the
+    /// mcp.client.operation.duration histogram, one JSON line each.
+    Otlp(OtlpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OtlpArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// File to write (`-`: stdout): a traces line, then a metrics line.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: PathBuf,
 }

@@ -57,6 +57,8 @@ fn main() -> ExitCode {
         cli::Command::Tables(a) => cmd::tables::run(a),
         cli::Command::Check(a) => cmd::check::run(a),
         cli::Command::Report(a) => cmd::report::run(a),
+        cli::Command::Diff(a) => cmd::diff::run(a),
+        cli::Command::Export(c) => cmd::export::run(c),
     };
     match result {
         Ok(code) => ExitCode::from(code),

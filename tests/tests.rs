@@ -23,3 +23,6 @@ mod sarif;
 mod report;
 mod rules;
 mod tables;
+mod latency_chains;
+mod diff;
+mod otlp;

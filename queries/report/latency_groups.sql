@@ -5,13 +5,28 @@
 -- timeouts: calls cancelled with a "timed out" reason (the SDKs' McpError -32001 "Request
 -- timed out") or answered with error -32001; waited_ms is how long the requester waited
 -- before giving up (cancellation ts - request ts; the response ts for a -32001 answer).
--- Logical calls: this reads `calls` rows; multi-round-trip chains need one filter here.
-WITH tool_calls AS (
-  SELECT COALESCE(tool, '?') AS tool, COALESCE(client_name, '?') AS client_name,
-         COALESCE(client_version, '?') AS client_version, outcome, latency_ms, req_ts_us, cancel_ts_us,
-         CASE WHEN (cancelled AND (cancel_reason LIKE '%timed out%' OR cancel_reason LIKE '%-32001%')) OR error_code = -32001 THEN 1 ELSE 0 END AS timeout
+-- Logical calls: a multi-round-trip chain (2026-07-28 `input_required` rounds and their
+-- retries, `calls.chain_id`) counts once, with the outcome of its last round (as
+-- truncation_rates counts); its latency runs from the first round's request to the last
+-- round's answer: what the model and the user waited for the tool's result, elicitation
+-- turns included (each round's own time is in `calls.latency_ms`). A timeout of the last
+-- round waited from the first request too.
+WITH chains AS (
+  SELECT capture, chain_id, MAX(round) AS last_round, MIN(req_ts_us) AS first_req_ts_us
   FROM calls
   WHERE method = 'tools/call'
+  GROUP BY capture, chain_id
+),
+tool_calls AS (
+  SELECT COALESCE(c.tool, '?') AS tool, COALESCE(c.client_name, '?') AS client_name,
+         COALESCE(c.client_version, '?') AS client_version, c.outcome,
+         CASE WHEN k.last_round = 1 THEN c.latency_ms
+              ELSE (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 END AS latency_ms,
+         k.first_req_ts_us AS req_ts_us, c.cancel_ts_us,
+         CASE WHEN (c.cancelled AND (c.cancel_reason LIKE '%timed out%' OR c.cancel_reason LIKE '%-32001%')) OR c.error_code = -32001 THEN 1 ELSE 0 END AS timeout
+  FROM calls c
+  JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round
+  WHERE c.method = 'tools/call'
 ),
 timed AS (
   SELECT tool, client_name, client_version, timeout,

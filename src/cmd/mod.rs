@@ -1,6 +1,8 @@
 //! One module per subcommand; each parses nothing, calls the stages, prints.
 
 pub mod check;
+pub mod diff;
+pub mod export;
 pub mod query;
 pub mod report;
 pub mod tables;

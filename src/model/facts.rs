@@ -30,6 +30,7 @@ pub(crate) fn request_call(capture: &Arc<str>, session: &Arc<str>, direction: Di
         chain_id: seq,
         round: 1,
         conversation: conversation(session, frame, m),
+        traceparent: m.traceparent.clone(),
         ..CallRow::default()
     }
 }

@@ -129,6 +129,9 @@ pub struct Message {
     pub scalar_args: Vec<(String, String)>,
     /// `requestState`: what an `input_required` result issued, or what a retry echoes.
     pub request_state: Option<String>,
+    /// A request's `params._meta.traceparent` (W3C Trace Context, as the OpenTelemetry MCP
+    /// conventions propagate it).
+    pub traceparent: Option<String>,
 }
 
 /// Keep texts up to this size for comparisons; larger ones are only measured.
@@ -222,6 +225,8 @@ struct Meta<'a> {
     protocol_version: Option<&'a RawValue>,
     #[serde(borrow)]
     truncated: Option<&'a RawValue>,
+    #[serde(borrow)]
+    traceparent: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -501,6 +506,7 @@ fn read_params(method: &str, p: Params, m: &mut Message) {
             m.client_info = meta.client_info;
         }
         m.meta_protocol_version = raw_str(meta.protocol_version);
+        m.traceparent = raw_str(meta.traceparent);
         if m.protocol_version.is_none() {
             m.protocol_version = m.meta_protocol_version.clone();
         }

@@ -239,6 +239,8 @@ table! {
         round: u32,
         /// Conversation key: the session for handshake-era calls; for a 2026-07-28 request (its `_meta` carries a protocolVersion) `client_name client_version @ place`, place being `ip:ADDR` of the HTTP client, else the session (the stdio pipe).
         conversation: String,
+        /// The request's `params._meta.traceparent` (W3C Trace Context), when it carries one.
+        traceparent: Option<String>,
     }
 }
 

@@ -3,6 +3,7 @@
 //! per output format (export/).
 
 pub mod chart;
+pub mod diff;
 pub mod document;
 pub mod export;
 pub mod findings;
@@ -12,3 +13,4 @@ pub mod outline;
 pub mod redact;
 pub mod stats;
 pub mod table_out;
+pub mod telemetry;

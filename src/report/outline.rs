@@ -313,7 +313,7 @@ impl Report {
             let timed: u64 = self.latency.iter().map(|g| g.timed).sum();
             let calls: u64 = self.latency.iter().map(|g| g.calls).sum();
             b.push(Block::Para(vec![t(format!(
-                "tools/call response time minus request time, over all captures: {} of {} call(s) timed (answered, neither cancelled nor timed out, timestamps on both frames; stdio tee logs carry none). p50, p95 and p99 are linear-interpolated quantiles; timeouts are counted apart with how long the requester waited.",
+                "tools/call response time minus request time, over all captures: {} of {} call(s) timed (answered, neither cancelled nor timed out, timestamps on both frames; stdio tee logs carry none). Calls are logical calls: a multi-round-trip chain counts once, from its first request to its final answer. p50, p95 and p99 are linear-interpolated quantiles; timeouts are counted apart with how long the requester waited.",
                 super::stats::thousands(timed),
                 super::stats::thousands(calls)
             ))]));

@@ -11,11 +11,15 @@ use crate::query::rules::Rule;
 
 pub mod check_text;
 pub mod csv;
+pub mod diff_json;
+pub mod diff_markdown;
+pub mod diff_text;
 pub mod html;
 pub mod json;
 pub mod jsonl;
 pub mod junit;
 pub mod markdown;
+pub mod otlp;
 pub mod parquet;
 pub mod sarif;
 pub mod table;

@@ -1,0 +1,40 @@
+-- diff_groups: one side of `mcpsift diff`: per tool x client name x client version, over
+-- logical tools/call calls (a multi-round-trip chain once, with its last round's outcome, as
+-- truncation_rates and latency_groups count). Not a rule. Runs over the side's `calls` after
+-- its cohort filter (`--where-a` / `--where-b`); `--by tool|client` blanks the key columns
+-- before this runs, so the groups merge.
+-- counts: calls, truncated (a marker on the last round), errors (tool_error or rpc_error),
+-- validation_errors (any validation verdict other than none), answered (a response with
+-- bytes); result sizes: QUANTILE_CONT of the last round's response bytes (the answer the
+-- client got); latency: first round's request to last round's answer, answered calls
+-- neither cancelled nor timed out (the definition of latency_groups.sql).
+WITH chains AS (
+  SELECT capture, chain_id, MAX(round) AS last_round, MIN(req_ts_us) AS first_req_ts_us
+  FROM calls
+  WHERE method = 'tools/call'
+  GROUP BY capture, chain_id
+),
+logical AS (
+  SELECT COALESCE(c.tool, '?') AS tool, COALESCE(c.client_name, '?') AS client_name,
+         COALESCE(c.client_version, '?') AS client_version, c.outcome,
+         CASE WHEN c.truncated THEN 1 ELSE 0 END AS cut,
+         CASE WHEN c.outcome IN ('tool_error', 'rpc_error') THEN 1 ELSE 0 END AS failed,
+         CASE WHEN c.validation IS NOT NULL AND c.validation <> 'none' THEN 1 ELSE 0 END AS invalid,
+         CAST(c.resp_bytes AS DOUBLE) AS resp_bytes,
+         CASE WHEN ((c.cancelled AND (c.cancel_reason LIKE '%timed out%' OR c.cancel_reason LIKE '%-32001%')) OR c.error_code = -32001)
+                   OR c.outcome = 'cancelled' THEN NULL
+              WHEN k.last_round = 1 THEN c.latency_ms
+              ELSE (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 END AS latency_ms
+  FROM calls c
+  JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round
+  WHERE c.method = 'tools/call'
+)
+SELECT tool, client_name, client_version, COUNT(*) AS calls,
+       SUM(cut) AS truncated, SUM(failed) AS errors, SUM(invalid) AS validation_errors,
+       COUNT(resp_bytes) AS answered,
+       QUANTILE_CONT(resp_bytes, 0.5) AS resp_p50_bytes, QUANTILE_CONT(resp_bytes, 0.95) AS resp_p95_bytes, MAX(resp_bytes) AS resp_max_bytes,
+       COUNT(latency_ms) AS timed,
+       QUANTILE_CONT(latency_ms, 0.5) AS latency_p50_ms, QUANTILE_CONT(latency_ms, 0.95) AS latency_p95_ms
+FROM logical
+GROUP BY tool, client_name, client_version
+ORDER BY tool, client_name, client_version
