@@ -10,6 +10,7 @@ use mcpsift::ingest::frame::{CollectSink, Direction};
 use mcpsift::ingest::http::stream::{HttpConnection, HttpEnv};
 use mcpsift::ingest::lines::hostlog::read_hostlog;
 use mcpsift::ingest::lines::jsonl::read_jsonl;
+use mcpsift::ingest::lines::recorder::read_recorder;
 use mcpsift::ingest::lines::stdio::read_stdio;
 use mcpsift::ingest::packet::pcap::{PcapOptions, read_capture};
 use mcpsift::ingest::run::{IngestOptions, ingest_reader};
@@ -77,6 +78,14 @@ pub fn jsonl(data: &[u8]) {
     let mut sink = CollectSink::default();
     read_jsonl(input, "fuzz.jsonl", cap, &mut sink);
     assert_closes(&sink, input.len() as u64, 0, cap, "jsonl");
+}
+
+/// Proxy recorders' JSONL (mcpsnoop, MCPSpy, mcptrace-rs spans): the recorder reader on any bytes.
+pub fn recorder(data: &[u8]) {
+    let Some((cap, _, input)) = config(data) else { return };
+    let mut sink = CollectSink::default();
+    read_recorder(input, "fuzz.jsonl", cap, &mut sink);
+    assert_closes(&sink, input.len() as u64, 0, cap, "recorder");
 }
 
 /// Raw capture bytes through pcap/pcapng, link layers, IP, TCP reassembly, HTTP and SSE.

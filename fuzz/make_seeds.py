@@ -38,6 +38,9 @@ for name in ["mcp.log", "vscode-mcp.log", "mcp-server-docs.log"]:
     put("hostlog", name, cfg() + read(S("hostlog", name), 8192))
     put("hostlog", name + "_cap300", cfg(1) + read(S("hostlog", name), 2048))
 put("jsonl", "session", cfg() + read(S("transcript", "session.jsonl"), 8192))
+for name in ["mcpsnoop-billing.jsonl", "mcpspy-billing.jsonl", "mcptrace-billing.jsonl"]:
+    put("recorder", name, cfg() + read(S("recorder", name), 4096))
+    put("recorder", name + "_cap300", cfg(1) + read(S("recorder", name), 2048))
 put("jsonl", "session_cap300", cfg(1) + read(S("transcript", "session.jsonl"), 2048))
 for case in ["stdio_py_truncation", "http_ts_streamable"]:
     for f in ["transcript.jsonl", "transcript.jsonl.gz"]:

@@ -8,10 +8,11 @@ use crate::harness;
 #[test]
 fn every_fuzz_regression_passes_its_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions");
-    let targets: [(&str, fn(&[u8])); 7] = [
+    let targets: [(&str, fn(&[u8])); 8] = [
         ("stdio", harness::stdio),
         ("hostlog", harness::hostlog),
         ("jsonl", harness::jsonl),
+        ("recorder", harness::recorder),
         ("pcap", harness::pcap),
         ("http", harness::http),
         ("body", harness::body),

@@ -34,14 +34,14 @@ pub struct Accounting {
 /// accounting closes. Two framing counts are not input bytes and are taken out: frames and the
 /// HTTP/SSE categories of a compressed body count what it decoded to, so
 /// `http_gzip_decoded_bytes` is subtracted (it is in the sum once, the decoded bytes once more
-/// in frames and categories) while `http_gzip_encoded_bytes` holds its bytes on the wire.
+/// in frames and categories) while `http_gzip_encoded_bytes` holds its bytes on the wire; and
+/// `recorded_sizes` is subtracted (sizes of messages a recorder described but did not keep).
 /// Bytes lost in TCP gaps are in the `wire_bytes` of the frames they cut but were never read:
 /// the caller adds them to the bytes read when it knows them.
 pub fn accounted_bytes<'a>(frame_bytes: u64, framing: impl IntoIterator<Item = (&'a str, u64)>, skipped_bytes: u64) -> i128 {
-    let decoded = FramingCategory::HttpGzipDecodedBytes.as_str();
     let framing: i128 = framing
         .into_iter()
-        .map(|(category, bytes)| if category == decoded { -i128::from(bytes) } else { i128::from(bytes) })
+        .map(|(category, bytes)| if FramingCategory::name_is_not_read(category) { -i128::from(bytes) } else { i128::from(bytes) })
         .sum();
     i128::from(frame_bytes) + framing + i128::from(skipped_bytes)
 }

@@ -20,11 +20,13 @@ pub enum Format {
     Empty,
     /// None of the above.
     Unrecognized,
+    /// A proxy recorder's JSONL: mcpsnoop envelopes, MCPSpy events, mcptrace-rs spans.
+    Recorder,
 }
 
 impl Format {
     /// Every format, for reading a name back.
-    pub const ALL: [Format; 6] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized];
+    pub const ALL: [Format; 7] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized, Format::Recorder];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -34,6 +36,7 @@ impl Format {
             Format::Jsonl => "jsonl",
             Format::Empty => "empty",
             Format::Unrecognized => "unrecognized",
+            Format::Recorder => "recorder",
         }
     }
 
@@ -49,6 +52,7 @@ impl Format {
             "stdio" => Some(Format::Stdio),
             "hostlog" => Some(Format::HostLog),
             "jsonl" | "transcript" => Some(Format::Jsonl),
+            "recorder" | "mcpsnoop" | "mcpspy" | "spans" => Some(Format::Recorder),
             _ => None,
         }
     }
@@ -95,6 +99,7 @@ struct Votes {
     lines: usize,
     jsonrpc: usize,
     transcript: usize,
+    recorder: usize,
     hostlog: usize,
     timestamped: usize,
 }
@@ -120,6 +125,9 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
         votes.lines += 1;
         vote_line(line, &mut votes);
     }
+    if votes.recorder > 0 && votes.recorder * 2 >= votes.lines {
+        return Format::Recorder;
+    }
     if votes.transcript > 0 && votes.transcript * 2 >= votes.lines {
         return Format::Jsonl;
     }
@@ -143,6 +151,10 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
 fn vote_line(line: &[u8], votes: &mut Votes) {
     let trimmed = trim_ascii_start(line);
     if trimmed.first() == Some(&b'{') {
+        if super::lines::recorder::recorder_line(trimmed).is_some() {
+            votes.recorder += 1;
+            return;
+        }
         if let Ok(t) = serde_json::from_slice::<TranscriptProbe>(trimmed) {
             let has_msg = t.message.is_some() || t.raw.is_some() || t.line.is_some() || t.raw_b64.is_some();
             let has_dir = t.direction.is_some() || t.dir.is_some();
@@ -207,5 +219,9 @@ mod tests {
         assert_eq!(detect(b"{\n  \"messages\": 3\n}\n", "expected.json"), Format::Unrecognized);
         assert_eq!(detect(b"Starting server\nstill no json\n", "s2c.log"), Format::Stdio);
         assert_eq!(detect(b"Starting server\n", "notes.txt"), Format::Unrecognized);
+        assert_eq!(
+            detect(b"{\"session_id\":\"s\",\"seq\":1,\"direction\":\"c2s\",\"raw\":{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}}\n", "x"),
+            Format::Recorder
+        );
     }
 }

@@ -106,6 +106,30 @@ pub struct Frame {
     pub note: Option<String>,
     /// Set for frames out of packet captures.
     pub http: Option<HttpContext>,
+    /// A message a recorder described but did not keep (span files): its facts, with `payload`
+    /// empty and `wire_bytes` the size the recorder reported.
+    pub recorded: Option<Box<RecordedFacts>>,
+}
+
+/// What a recorder kept of a message whose bytes it did not keep: the model takes these as
+/// the message instead of parsing a payload.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RecordedFacts {
+    pub kind: RecordedKind,
+    pub method: Option<String>,
+    /// The id as JSON text (`1` and `"1"` stay different).
+    pub rpc_id: Option<String>,
+    pub tool: Option<String>,
+    pub error_code: Option<i64>,
+}
+
+/// Which kind of message a recorder described.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecordedKind {
+    #[default]
+    Request,
+    Response,
+    Error,
 }
 
 impl Frame {
@@ -122,6 +146,7 @@ impl Frame {
             incomplete: None,
             note: None,
             http: None,
+            recorded: None,
         }
     }
 }
@@ -299,6 +324,10 @@ pub enum FramingCategory {
     HttpGzipEncodedBytes,
     /// `http_gzip_decoded_bytes`: What compressed bodies decoded to.
     HttpGzipDecodedBytes,
+    /// `recorder_envelope`: A proxy recorder's record around its message (mcpsnoop, MCPSpy), and whole records that hold none (stderr lines, session metadata, spans).
+    RecorderEnvelope,
+    /// `recorded_sizes`: Sizes a recorder reported for messages it did not keep (span files): counted in frames, not bytes read.
+    RecordedSizes,
 }
 
 impl FramingCategory {
@@ -321,7 +350,20 @@ impl FramingCategory {
             FramingCategory::HttpBodyOther => "http_body_other",
             FramingCategory::HttpGzipEncodedBytes => "http_gzip_encoded_bytes",
             FramingCategory::HttpGzipDecodedBytes => "http_gzip_decoded_bytes",
+            FramingCategory::RecorderEnvelope => "recorder_envelope",
+            FramingCategory::RecordedSizes => "recorded_sizes",
         }
+    }
+
+    /// Counts that are not input bytes (what compressed bodies decoded to, sizes a recorder
+    /// reported): the accounting subtracts them, `--stats` prints each on its own line.
+    pub fn is_not_read(self) -> bool {
+        matches!(self, FramingCategory::HttpGzipDecodedBytes | FramingCategory::RecordedSizes)
+    }
+
+    /// [`Self::is_not_read`] for a category's name.
+    pub fn name_is_not_read(name: &str) -> bool {
+        name == FramingCategory::HttpGzipDecodedBytes.as_str() || name == FramingCategory::RecordedSizes.as_str()
     }
 }
 

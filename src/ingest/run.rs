@@ -116,7 +116,7 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
     let count = Arc::new(AtomicU64::new(0));
     let reader = Counting { inner: opened.reader, count: Arc::clone(&count) };
     let session = match (format, pair) {
-        (Format::Jsonl, _) => name,
+        (Format::Jsonl | Format::Recorder, _) => name,
         (Format::Stdio, Some((_, s))) => s.to_string(),
         _ => file_stem(path),
     };
@@ -144,6 +144,7 @@ pub fn ingest_reader(
         Format::Stdio => super::lines::stdio::read_stdio(reader, direction, session, opts.max_frame_bytes, sink),
         Format::HostLog => super::lines::hostlog::read_hostlog(reader, session, opts.max_frame_bytes, sink),
         Format::Jsonl => super::lines::jsonl::read_jsonl(reader, session, opts.max_frame_bytes, sink),
+        Format::Recorder => super::lines::recorder::read_recorder(reader, session, opts.max_frame_bytes, sink),
         Format::Pcap => read_pcap(reader, opts, sink),
         Format::Empty => {}
         Format::Unrecognized => {

@@ -15,7 +15,7 @@ use super::chunks::{chunk_calls, chunk_frames};
 use super::chains::{Chains, next_round};
 use super::routing::fill_routing;
 use super::facts::{custom_marker, fill_frame_row, fill_response, input_required, request_call, tool_rows};
-use super::message::{Kind, Message, Parsed, parse_payload};
+use super::message::{Kind, Message, Parsed, parse_payload, recorded_message};
 use super::pairing::Calls;
 use super::rows::{CallRow, EventRow, FrameRow, Outcome, SessionRow, ToolRow};
 use super::sessions::{Sessions, fill_session_facts};
@@ -129,11 +129,11 @@ impl CaptureModel {
         }
         let batch = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
-        let parsed: Vec<Parsed> = if batch.len() > 1 {
-            batch.par_iter().map(|f| parse_payload(&f.payload)).collect()
-        } else {
-            batch.iter().map(|f| parse_payload(&f.payload)).collect()
+        let parse = |f: &Frame| match &f.recorded {
+            Some(r) => recorded_message(r),
+            None => parse_payload(&f.payload),
         };
+        let parsed: Vec<Parsed> = if batch.len() > 1 { batch.par_iter().map(parse).collect() } else { batch.iter().map(parse).collect() };
         for (frame, parsed) in batch.into_iter().zip(parsed) {
             self.absorb(frame, parsed);
         }

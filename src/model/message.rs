@@ -10,6 +10,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::ingest::frame::{RecordedFacts, RecordedKind};
+
 use super::jsonstr::{base64_sizes, decoded_len, utf16_units};
 
 /// Frame classification (the `kind` column).
@@ -356,6 +358,26 @@ pub const TRUNCATION_MARKERS: &[&str] = &[
     "Content truncated. Call the fetch tool with a start_index",
     "exceeds maximum allowed tokens",
 ];
+
+/// The message a recorder described without keeping its bytes (a span file): its facts as
+/// recorded, every other field unknown.
+pub fn recorded_message(r: &RecordedFacts) -> Parsed {
+    let kind = match r.kind {
+        RecordedKind::Request if r.rpc_id.is_some() => Kind::Request,
+        RecordedKind::Request => Kind::Notification,
+        RecordedKind::Response => Kind::Response,
+        RecordedKind::Error => Kind::Error,
+    };
+    Parsed::One(Box::new(Message {
+        kind: Some(kind),
+        method: r.method.clone(),
+        rpc_id: r.rpc_id.clone(),
+        tool: r.tool.clone(),
+        error_code: r.error_code,
+        note: Some("recorded without its bytes: facts and size from the recorder".into()),
+        ..Message::default()
+    }))
+}
 
 /// Classifies and measures one payload.
 pub fn parse_payload(payload: &[u8]) -> Parsed {

@@ -46,14 +46,18 @@ pub fn render_capture(capture: &LoadedCapture) -> String {
     let kinds: Vec<String> = rows.accounting.frames_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let nframes: u64 = rows.accounting.frames_by_kind.values().sum();
     let _ = writeln!(s, "  in frames     {} ({} frames: {})", thousands(rows.accounting.frame_bytes), nframes, if kinds.is_empty() { "none".into() } else { kinds.join(", ") });
-    // What compressed bodies decoded to is not bytes read: it gets its own line, subtracted.
+    // What compressed bodies decoded to and sizes a recorder reported are not bytes read:
+    // each gets its own line, subtracted.
     let decoded_category = FramingCategory::HttpGzipDecodedBytes.as_str();
-    let framing_parts = rows.accounting.framing.iter().filter(|(k, _)| **k != decoded_category);
+    let framing_parts = rows.accounting.framing.iter().filter(|(k, _)| !FramingCategory::name_is_not_read(k));
     let framing: u64 = framing_parts.clone().map(|(_, n)| n).sum();
     let parts: Vec<String> = framing_parts.map(|(k, n)| format!("{k} {}", thousands(*n))).collect();
     let _ = writeln!(s, "  framing       {}{}", thousands(framing), if parts.is_empty() { String::new() } else { format!(" ({})", parts.join(", ")) });
     if let Some(decoded) = rows.accounting.framing.get(decoded_category) {
         let _ = writeln!(s, "  decoded       {} (what compressed HTTP bodies decoded to, counted in frames and framing; not bytes read)", thousands(*decoded));
+    }
+    if let Some(recorded) = rows.accounting.framing.get(FramingCategory::RecordedSizes.as_str()) {
+        let _ = writeln!(s, "  recorded      {} (sizes a recorder reported for messages it did not keep, counted in frames; not bytes read)", thousands(*recorded));
     }
     let skipped: u64 = rows.accounting.skipped_bytes.values().sum();
     let parts: Vec<String> = rows.accounting.skipped_bytes.iter().map(|(k, n)| format!("{k} {}", thousands(*n))).collect();

@@ -785,6 +785,7 @@ impl HttpConnection {
                         incomplete,
                         note,
                         http: Some(x.context(connection, None, client_ip.clone())),
+                        recorded: None,
                     };
                     if direction == Direction::ClientToServer && !x.response_seen && !x.method.is_empty() {
                         held_any = true;
@@ -818,6 +819,7 @@ impl HttpConnection {
                         incomplete: event.incomplete,
                         note: None,
                         http: Some(x.context(connection, event.id, client_ip.clone())),
+                        recorded: None,
                     };
                     env.frame(frame);
                 }

@@ -3,5 +3,6 @@
 pub mod hostlog;
 pub mod jsonl;
 pub mod line_loop;
+pub mod recorder;
 pub mod split;
 pub mod stdio;
