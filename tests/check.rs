@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::util::{corpus, load_paths, mcpsift, read_json, samples, scalar};
+use crate::util::{corpus, load_paths, mcpsift, read_json, recorded_samples, samples, scalar};
 
 /// Our rule for each problem name the sample recorder seeds.
 pub(crate) fn rule_for(problem: &str) -> &'static str {
@@ -109,7 +109,8 @@ fn timed_out(capture: &str, truth: &Value) -> Vec<Key> {
 
 #[test]
 fn check_reports_each_seeded_problem_in_samples_exactly_once() {
-    let v = check_json(&[samples().to_str().unwrap()]);
+    let folders = recorded_samples();
+    let v = check_json(&folders.iter().map(String::as_str).collect::<Vec<_>>());
     let mut got = reported(&v);
     let mut expected: Vec<Key> = Vec::new();
     expected.extend(seeded("stdio_ts/c2s.log+s2c.log.gz", &read_json(&samples().join("stdio_ts/truth.json"))["problems"]));

@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::check::rule_for;
-use crate::util::{mcpsift, read_json, samples};
+use crate::util::{mcpsift, read_json, recorded_samples, samples};
 
 fn python() -> PathBuf {
     let venv = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/mcpsift-venv/bin/python"));
@@ -48,7 +48,12 @@ fn validate(xml: &Path) -> Result<Value, String> {
 fn junit_is_valid_has_a_testcase_per_rule_and_capture_and_fails_where_problems_were_seeded() {
     let dir = std::env::temp_dir().join(format!("mcpsift-junit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = mcpsift(&["check", samples().to_str().unwrap(), "-q", "--format", "junit"]);
+    let folders = recorded_samples();
+    let run = |format: &str| {
+        let args: Vec<&str> = ["check", "-q", "--format", format].into_iter().chain(folders.iter().map(String::as_str)).collect();
+        mcpsift(&args)
+    };
+    let out = run("junit");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let xml = dir.join("check.xml");
     std::fs::write(&xml, &out.stdout).unwrap();
@@ -59,10 +64,10 @@ fn junit_is_valid_has_a_testcase_per_rule_and_capture_and_fails_where_problems_w
     std::fs::write(&broken, String::from_utf8_lossy(&out.stdout).replacen(" hostname=\"localhost\"", "", 1)).unwrap();
     assert!(validate(&broken).is_err(), "a testsuite without hostname must fail validation");
 
-    // Ten captures in samples/: two stdio pairs, three host logs, four packet captures, one transcript.
+    // 13 captures in the recorded samples: four stdio pairs, three host logs, five packet captures, one transcript.
     let suites = suites.as_array().expect("suites");
     assert_eq!(suites.len(), 13, "one suite per capture of samples/ (13 captures)");
-    let check: Value = serde_json::from_slice(&mcpsift(&["check", samples().to_str().unwrap(), "-q", "--format", "json"]).stdout).unwrap();
+    let check: Value = serde_json::from_slice(&run("json").stdout).unwrap();
     let rules: Vec<&String> = check["summary"]["rules"].as_object().unwrap().keys().collect();
     let mut failing: BTreeSet<(String, String)> = BTreeSet::new();
     for s in suites {

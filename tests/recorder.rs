@@ -80,3 +80,26 @@ fn spans_become_calls_with_the_recorded_sizes_and_status() {
     let claimed = rows(&loaded, "SELECT COUNT(*) AS n FROM calls WHERE content_blocks IS NOT NULL AND content_blocks > 0");
     assert_eq!(claimed[0]["n"], 0);
 }
+
+/// (rule, severity, tool, client, cause) of every finding `check` gives on `path`.
+fn findings(path: &std::path::Path) -> Vec<(String, String, String, String, String)> {
+    let out = mcpsift(&["check", path.to_str().expect("path"), "-q", "--format", "json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("check json");
+    let s = |f: &Value, k: &str| f[k].as_str().unwrap_or("").to_string();
+    let mut got: Vec<_> = v["findings"].as_array().expect("findings").iter().map(|f| (s(f, "rule"), s(f, "severity"), s(f, "tool"), s(f, "client"), s(f, "cause"))).collect();
+    got.sort();
+    got
+}
+
+#[test]
+fn the_recorders_files_give_the_findings_of_the_session_they_recorded() {
+    let original = findings(&samples().join("stdio_py"));
+    assert!(!original.is_empty());
+    // mcpsnoop kept every frame, the non-JSON stdout line too: the same findings.
+    assert_eq!(findings(&samples().join("recorder/mcpsnoop-billing.jsonl")), original);
+    // MCPSpy only emits JSON-RPC messages: everything but the stdout pollution.
+    let without_pollution: Vec<_> = original.iter().filter(|f| f.0 != "connection_deaths").cloned().collect();
+    assert!(without_pollution.len() < original.len(), "stdio_py has the non-JSON line finding");
+    assert_eq!(findings(&samples().join("recorder/mcpspy-billing.jsonl")), without_pollution);
+}

@@ -28,6 +28,15 @@ pub fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("samples")
 }
 
+/// The samples recorded from the SDKs with seeded problems in their `truth.json` (the other
+/// sample folders re-shape these sessions into other log formats and have their own tests).
+pub fn recorded_samples() -> Vec<String> {
+    ["stdio_ts", "stdio_py", "stdio_py2", "stdio_py2_fallback", "hostlog", "transcript", "pcap", "http_py2"]
+        .iter()
+        .map(|f| samples().join(f).to_str().expect("utf-8 path").to_string())
+        .collect()
+}
+
 pub fn load_paths(paths: &[PathBuf]) -> Loaded {
     load(paths, &[], &IngestOptions::default(), &Default::default(), &default_limits()).expect("load")
 }
