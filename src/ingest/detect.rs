@@ -20,11 +20,13 @@ pub enum Format {
     Empty,
     /// None of the above.
     Unrecognized,
+    /// HAR 1.2 (HTTP Archive): a JSON object whose `log` has `version` and `entries`.
+    Har,
 }
 
 impl Format {
     /// Every format, for reading a name back.
-    pub const ALL: [Format; 6] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized];
+    pub const ALL: [Format; 7] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized, Format::Har];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -34,6 +36,7 @@ impl Format {
             Format::Jsonl => "jsonl",
             Format::Empty => "empty",
             Format::Unrecognized => "unrecognized",
+            Format::Har => "har",
         }
     }
 
@@ -49,6 +52,7 @@ impl Format {
             "stdio" => Some(Format::Stdio),
             "hostlog" => Some(Format::HostLog),
             "jsonl" | "transcript" => Some(Format::Jsonl),
+            "har" => Some(Format::Har),
             _ => None,
         }
     }
@@ -106,6 +110,9 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     }
     if is_pcap_magic(head) {
         return Format::Pcap;
+    }
+    if is_har(head) {
+        return Format::Har;
     }
     let mut votes = Votes::default();
     let complete_lines = match memchr::memrchr(b'\n', head) {
@@ -170,6 +177,17 @@ fn vote_line(line: &[u8], votes: &mut Votes) {
     }
 }
 
+/// A HAR file: `{"log": {` (any whitespace, a UTF-8 BOM allowed) with `"version"` and
+/// `"entries"` in the head. Pretty-printed files put `{` alone on the first line, compact ones
+/// everything on one line longer than the head, so lines are no help here.
+fn is_har(head: &[u8]) -> bool {
+    let t = trim_ascii_start(head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head));
+    let Some(t) = t.strip_prefix(b"{") else { return false };
+    let Some(t) = trim_ascii_start(t).strip_prefix(b"\"log\"") else { return false };
+    let Some(t) = trim_ascii_start(t).strip_prefix(b":") else { return false };
+    trim_ascii_start(t).starts_with(b"{") && memchr::memmem::find(t, b"\"version\"").is_some() && memchr::memmem::find(t, b"\"entries\"").is_some()
+}
+
 fn starts_like_jsonrpc(head: &[u8]) -> bool {
     let t = trim_ascii_start(head);
     (t.starts_with(b"{") || t.starts_with(b"[")) && memchr::memmem::find(&t[..t.len().min(4096)], b"\"jsonrpc\"").is_some()
@@ -207,5 +225,8 @@ mod tests {
         assert_eq!(detect(b"{\n  \"messages\": 3\n}\n", "expected.json"), Format::Unrecognized);
         assert_eq!(detect(b"Starting server\nstill no json\n", "s2c.log"), Format::Stdio);
         assert_eq!(detect(b"Starting server\n", "notes.txt"), Format::Unrecognized);
+        assert_eq!(detect(b"{\n  \"log\": {\n    \"version\": \"1.2\",\n    \"entries\": [\n", "x"), Format::Har);
+        assert_eq!(detect(b"\xef\xbb\xbf{\"log\":{\"version\":\"1.2\",\"creator\":{},\"entries\":[{\"jsonrpc\"", "x"), Format::Har);
+        assert_eq!(detect(b"{\"log\":{\"entries\":[]}}\n", "x"), Format::Unrecognized);
     }
 }

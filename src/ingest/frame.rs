@@ -209,6 +209,10 @@ pub enum SkipReason {
     SseResync,
     /// `http_body_over_cap`: Compressed body bytes not decoded: what they held is past `--max-frame-bytes` (a decompression bomb stops here).
     HttpBodyOverCap,
+    /// `har_truncated`: HAR bytes after the last complete entry that do not continue the file (cut or malformed), or a JSON file without `log.entries`.
+    HarTruncated,
+    /// `invalid_har_entry`: A `log.entries` element that is not a readable HAR entry.
+    InvalidHarEntry,
 }
 
 impl SkipReason {
@@ -242,6 +246,8 @@ impl SkipReason {
             SkipReason::HttpIncompleteHead => "http_incomplete_head",
             SkipReason::SseResync => "sse_resync",
             SkipReason::HttpBodyOverCap => "http_body_over_cap",
+            SkipReason::HarTruncated => "har_truncated",
+            SkipReason::InvalidHarEntry => "invalid_har_entry",
         }
     }
 }
@@ -299,6 +305,8 @@ pub enum FramingCategory {
     HttpGzipEncodedBytes,
     /// `http_gzip_decoded_bytes`: What compressed bodies decoded to.
     HttpGzipDecodedBytes,
+    /// `har_envelope`: HAR JSON around the bodies (entries' fields, escapes, base64 beyond the decoded bytes, the `log` object).
+    HarEnvelope,
 }
 
 impl FramingCategory {
@@ -321,6 +329,7 @@ impl FramingCategory {
             FramingCategory::HttpBodyOther => "http_body_other",
             FramingCategory::HttpGzipEncodedBytes => "http_gzip_encoded_bytes",
             FramingCategory::HttpGzipDecodedBytes => "http_gzip_decoded_bytes",
+            FramingCategory::HarEnvelope => "har_envelope",
         }
     }
 }
