@@ -10,7 +10,7 @@
 use serde::Deserialize;
 
 use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
-use crate::ingest::frame::{Event, Frame, FramingCategory, Sink, Skip, SkipReason};
+use crate::ingest::frame::{Event, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
 use crate::ingest::http::stream::{HttpConnection, HttpEnv};
 use crate::ingest::lines::jsonl::decode_base64;
 use crate::ingest::time::parse_rfc3339_us;
@@ -86,7 +86,11 @@ impl Timings {
     /// Milliseconds from the entry's start to the response's first byte (`-1`: not applicable;
     /// `ssl` is inside `connect`).
     fn to_response_ms(&self) -> f64 {
-        [self.blocked, self.dns, self.connect, self.send, self.wait].into_iter().flatten().filter(|v| v.is_finite() && *v > 0.0).sum()
+        [self.blocked, self.dns, self.connect, self.send, self.wait]
+            .into_iter()
+            .flatten()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .sum()
     }
 }
 
@@ -96,20 +100,50 @@ pub struct Exchanges {
     next_exchange: u64,
     /// `connection` values in order of first appearance (absent: one shared connection).
     connections: Vec<Option<String>>,
+    /// Frames of GET event streams, held until an entry starts after the stream ended (at
+    /// the end of the file when the entry has no `time`), with that end.
+    held: Vec<(Option<i64>, Vec<Frame>)>,
 }
+
+/// A GET event stream is one entry for all the messages the server pushed while later
+/// entries (the POSTs they answer) ran: in file order its events would come before the
+/// requests. They come after the entries that started while the stream was open, and
+/// without a time (a HAR has none per event).
+const HELD_NOTE: &str = "HAR records no time per event of a GET event stream";
 
 /// A body as the entry holds it.
 enum BodyBytes {
     Present(Vec<u8>),
     /// The recorder says a body of `size` bytes existed but did not save it (or saved it
     /// undecodable).
-    Missing { size: Option<u64>, why: &'static str },
+    Missing {
+        size: Option<u64>,
+        why: &'static str,
+    },
     None,
 }
 
 impl Exchanges {
     pub fn new(max_frame_bytes: u64) -> Self {
-        Exchanges { max_frame_bytes, next_exchange: 0, connections: Vec::new() }
+        Exchanges {
+            max_frame_bytes,
+            next_exchange: 0,
+            connections: Vec::new(),
+            held: Vec::new(),
+        }
+    }
+
+    /// Hands on the held stream frames that ended by `ts` (all of them for `None`).
+    pub fn release(&mut self, ts: Option<i64>, sink: &mut dyn Sink) {
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held).into_iter().partition(|(end, _)| match (ts, end) {
+            (None, _) => true,
+            (Some(t), Some(end)) => *end <= t,
+            (Some(_), None) => false,
+        });
+        self.held = later;
+        for frame in now.into_iter().flat_map(|(_, frames)| frames) {
+            sink.frame(frame);
+        }
     }
 
     /// Reads the entry `text` (at file offset `offset`) into `sink`; returns the input bytes its
@@ -126,8 +160,17 @@ impl Exchanges {
         let connection = self.connection(entry.connection.clone());
         let mut collected = EntrySink::default();
         let ts = entry.started.as_deref().and_then(parse_rfc3339_us);
+        if ts.is_some() {
+            self.release(ts, sink);
+        }
         let response_ts = ts.map(|t| {
-            let ms = entry.timings.as_ref().map(Timings::to_response_ms).or(entry.time).filter(|v| v.is_finite() && *v > 0.0).unwrap_or(0.0);
+            let ms = entry
+                .timings
+                .as_ref()
+                .map(Timings::to_response_ms)
+                .or(entry.time)
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .unwrap_or(0.0);
             t.saturating_add((ms * 1000.0).round() as i64)
         });
         let request_body = body_bytes(entry.request.post_data.as_ref(), entry.request.body_size);
@@ -141,7 +184,12 @@ impl Exchanges {
             env.next_exchange = self.next_exchange;
             let mut http = HttpConnection::new(connection, Some(Side::A));
             let target = origin_form(&entry.request.url);
-            let request = message(format!("{} {target} HTTP/1.1\r\n", entry.request.method), &entry.request.headers, None, &request_body);
+            let request = message(
+                format!("{} {target} HTTP/1.1\r\n", entry.request.method),
+                &entry.request.headers,
+                None,
+                &request_body,
+            );
             http.data(Side::A, 0, ts, &request, &mut env);
             http.end(Side::A, StreamEnd::Fin, ts, &mut env);
             if let Some(r) = response {
@@ -171,7 +219,11 @@ impl Exchanges {
                 });
             }
         }
-        forward(collected, offset, len, sink)
+        let end_ts = ts
+            .zip(entry.time.filter(|v| v.is_finite() && *v >= 0.0))
+            .map(|(t, ms)| t.saturating_add((ms * 1000.0).round() as i64));
+        let hold = entry.request.method.eq_ignore_ascii_case("GET").then_some(end_ts);
+        self.forward(collected, offset, len, hold, sink)
     }
 
     fn connection(&mut self, name: Option<String>) -> ConnectionId {
@@ -213,52 +265,81 @@ impl Sink for EntrySink {
     }
 }
 
-/// Hands what one entry gave on, offsets set to the entry's; returns the bytes accounted.
-fn forward(collected: EntrySink, offset: u64, len: u64, sink: &mut dyn Sink) -> u64 {
-    let accounted = crate::ingest::accounting::accounted_bytes(
-        collected.frames.iter().map(|f| f.wire_bytes).sum(),
-        collected.framing.iter().map(|(c, n)| (c.as_str(), *n)),
-        collected.skips.iter().map(|s| s.bytes).sum(),
-    );
-    // Decoded bodies are never longer than their JSON text: an entry whose messages would
-    // count more bytes than it has did not read as the HTTP it records; its bytes are one
-    // skip rather than counted twice.
-    let accounted = match u64::try_from(accounted) {
-        Ok(n) if n <= len => n,
-        _ => return invalid(sink, offset, len, "entry does not read as HTTP".into()),
-    };
-    for mut f in collected.frames {
-        f.offset = offset;
-        sink.frame(f);
+impl Exchanges {
+    /// Hands what one entry gave on, offsets set to the entry's; returns the bytes accounted.
+    /// `hold`: the entry is a GET; its SSE frames wait for entries starting by this time.
+    fn forward(&mut self, collected: EntrySink, offset: u64, len: u64, hold: Option<Option<i64>>, sink: &mut dyn Sink) -> u64 {
+        let accounted = crate::ingest::accounting::accounted_bytes(
+            collected.frames.iter().map(|f| f.wire_bytes).sum(),
+            collected.framing.iter().map(|(c, n)| (c.as_str(), *n)),
+            collected.skips.iter().map(|s| s.bytes).sum(),
+        );
+        // Decoded bodies are never longer than their JSON text: an entry whose messages would
+        // count more bytes than it has did not read as the HTTP it records; its bytes are one
+        // skip rather than counted twice.
+        let accounted = match u64::try_from(accounted) {
+            Ok(n) if n <= len => n,
+            _ => return invalid(sink, offset, len, "entry does not read as HTTP".into()),
+        };
+        let mut held = Vec::new();
+        for mut f in collected.frames {
+            f.offset = offset;
+            if hold.is_some() && f.transport == Transport::Sse {
+                f.ts_us = None;
+                f.note = Some(HELD_NOTE.into());
+                held.push(f);
+            } else {
+                sink.frame(f);
+            }
+        }
+        if let (Some(end), false) = (hold, held.is_empty()) {
+            self.held.push((end, held));
+        }
+        for mut e in collected.events {
+            e.offset = offset;
+            sink.event(e);
+        }
+        for mut s in collected.skips {
+            s.offset = offset;
+            sink.skip(s);
+        }
+        for (category, bytes) in collected.framing {
+            sink.framing(category, bytes);
+        }
+        accounted
     }
-    for mut e in collected.events {
-        e.offset = offset;
-        sink.event(e);
-    }
-    for mut s in collected.skips {
-        s.offset = offset;
-        sink.skip(s);
-    }
-    for (category, bytes) in collected.framing {
-        sink.framing(category, bytes);
-    }
-    accounted
 }
 
 fn invalid(sink: &mut dyn Sink, offset: u64, len: u64, detail: String) -> u64 {
-    sink.skip(Skip { offset, bytes: len, reason: SkipReason::InvalidHarEntry, detail });
+    sink.skip(Skip {
+        offset,
+        bytes: len,
+        reason: SkipReason::InvalidHarEntry,
+        detail,
+    });
     len
 }
 
 fn body_bytes(body: Option<&Body>, body_size: Option<f64>) -> BodyBytes {
-    let declared = body.and_then(|b| b.size).into_iter().chain(body_size).find(|n| n.is_finite() && *n > 0.0).map(|n| n as u64);
+    let declared = body
+        .and_then(|b| b.size)
+        .into_iter()
+        .chain(body_size)
+        .find(|n| n.is_finite() && *n > 0.0)
+        .map(|n| n as u64);
     match body.and_then(|b| b.text.as_deref().map(|t| (t, b.encoding.as_deref()))) {
         Some((text, Some(enc))) if enc.eq_ignore_ascii_case("base64") => match decode_base64(text) {
             Some(bytes) => BodyBytes::Present(bytes),
-            None => BodyBytes::Missing { size: declared, why: "is not valid base64" },
+            None => BodyBytes::Missing {
+                size: declared,
+                why: "is not valid base64",
+            },
         },
         Some((text, _)) => BodyBytes::Present(text.as_bytes().to_vec()),
-        None if declared.is_some() => BodyBytes::Missing { size: declared, why: "not in the HAR (the recorder did not save it)" },
+        None if declared.is_some() => BodyBytes::Missing {
+            size: declared,
+            why: "not in the HAR (the recorder did not save it)",
+        },
         None => BodyBytes::None,
     }
 }
@@ -276,7 +357,11 @@ fn message(start: String, headers: &[Header], mime: Option<&str>, body: &BodyByt
         let name = h.name.trim();
         // Framing and codings of the wire are gone from a HAR body; HTTP/2 pseudo-headers
         // (`:path`) are not HTTP/1.1 headers.
-        if !is_token(name) || ["content-length", "transfer-encoding", "content-encoding"].iter().any(|n| name.eq_ignore_ascii_case(n)) {
+        if !is_token(name)
+            || ["content-length", "transfer-encoding", "content-encoding"]
+                .iter()
+                .any(|n| name.eq_ignore_ascii_case(n))
+        {
             continue;
         }
         let value = header_value(&h.value);
@@ -336,6 +421,11 @@ fn origin_form(url: &str) -> String {
 /// The session an entry's events belong to: the request's `Mcp-Session-Id`, else the one the
 /// response assigns.
 fn session_of(entry: &Entry) -> Option<String> {
-    let find = |headers: &[Header]| headers.iter().find(|h| h.name.trim().eq_ignore_ascii_case("mcp-session-id")).map(|h| h.value.trim().to_string());
+    let find = |headers: &[Header]| {
+        headers
+            .iter()
+            .find(|h| h.name.trim().eq_ignore_ascii_case("mcp-session-id"))
+            .map(|h| h.value.trim().to_string())
+    };
     find(&entry.request.headers).or_else(|| entry.response.as_ref().and_then(|r| find(&r.headers)))
 }

@@ -62,9 +62,19 @@ pub fn read_har(reader: impl Read, max_frame_bytes: usize, sink: &mut dyn Sink) 
     };
     buffered.consume(bom);
     let position = Rc::new(Cell::new(bom as u64));
-    let mut input = Position { inner: buffered, read: Rc::clone(&position) };
+    let mut input = Position {
+        inner: buffered,
+        read: Rc::clone(&position),
+    };
     let mut exchanges = Exchanges::new(max_frame_bytes as u64);
-    let mut walk = Walk { position: Rc::clone(&position), exchanges: &mut exchanges, sink, last_entry_end: 0, entries_accounted: 0, saw_entries: false };
+    let mut walk = Walk {
+        position: Rc::clone(&position),
+        exchanges: &mut exchanges,
+        sink,
+        last_entry_end: 0,
+        entries_accounted: 0,
+        saw_entries: false,
+    };
     // serde_json's nesting limit (128) stays on: a deep entry is an error, not a stack overflow.
     let parsed = {
         let mut de = serde_json::Deserializer::from_reader(&mut input);
@@ -72,7 +82,15 @@ pub fn read_har(reader: impl Read, max_frame_bytes: usize, sink: &mut dyn Sink) 
     };
     let drained = io::copy(&mut input, &mut io::sink());
     let total = position.get();
-    let Walk { last_entry_end, entries_accounted, saw_entries, sink, .. } = walk;
+    let Walk {
+        last_entry_end,
+        entries_accounted,
+        saw_entries,
+        sink,
+        exchanges,
+        ..
+    } = walk;
+    exchanges.release(None, sink);
     let problem = match (&parsed, &drained, saw_entries) {
         (Err(e), _, _) => Some(format!("HAR cut or malformed after its last complete entry: {e}")),
         (_, Err(e), _) => Some(format!("read error: {e}")),
@@ -86,7 +104,12 @@ pub fn read_har(reader: impl Read, max_frame_bytes: usize, sink: &mut dyn Sink) 
     }
     if let Some(detail) = problem {
         let reason = if drained.is_err() { SkipReason::ReadError } else { SkipReason::HarTruncated };
-        sink.skip(Skip { offset: envelope_end, bytes: total - envelope_end, reason, detail });
+        sink.skip(Skip {
+            offset: envelope_end,
+            bytes: total - envelope_end,
+            reason,
+            detail,
+        });
     }
 }
 
