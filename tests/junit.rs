@@ -59,9 +59,9 @@ fn junit_is_valid_has_a_testcase_per_rule_and_capture_and_fails_where_problems_w
     std::fs::write(&broken, String::from_utf8_lossy(&out.stdout).replacen(" hostname=\"localhost\"", "", 1)).unwrap();
     assert!(validate(&broken).is_err(), "a testsuite without hostname must fail validation");
 
-    // Ten captures in samples/: two stdio pairs, three host logs, four packet captures, one transcript.
+    // Captures in samples/: stdio pairs, host logs, packet captures, a transcript, four HAR files.
     let suites = suites.as_array().expect("suites");
-    assert_eq!(suites.len(), 13, "one suite per capture of samples/ (13 captures)");
+    assert_eq!(suites.len(), 17, "one suite per capture of samples/ (17 captures)");
     let check: Value = serde_json::from_slice(&mcpsift(&["check", samples().to_str().unwrap(), "-q", "--format", "json"]).stdout).unwrap();
     let rules: Vec<&String> = check["summary"]["rules"].as_object().unwrap().keys().collect();
     let mut failing: BTreeSet<(String, String)> = BTreeSet::new();
