@@ -38,6 +38,10 @@ for name in ["mcp.log", "vscode-mcp.log", "mcp-server-docs.log"]:
     put("hostlog", name, cfg() + read(S("hostlog", name), 8192))
     put("hostlog", name + "_cap300", cfg(1) + read(S("hostlog", name), 2048))
 put("jsonl", "session", cfg() + read(S("transcript", "session.jsonl"), 8192))
+# HAR: a whole small file (legacy SSE, one line) and heads of the pretty ones (cut files).
+put("har", "legacy", cfg() + read(S("har", "ts_legacy_sse.har"), 65536))
+put("har", "dropped_cap300", cfg(1) + read(S("har", "py_streamable.dropped.har"), 65536))
+put("har", "py2_head", cfg() + read(S("har", "py2_streamable.har"), 16384))
 put("jsonl", "session_cap300", cfg(1) + read(S("transcript", "session.jsonl"), 2048))
 for case in ["stdio_py_truncation", "http_ts_streamable"]:
     for f in ["transcript.jsonl", "transcript.jsonl.gz"]:

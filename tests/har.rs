@@ -111,7 +111,7 @@ fn har_stats_close_and_name_what_is_missing() {
             assert!(file["entries_complete"].as_u64() < file["entries_total"].as_u64());
         }
         let missing = file["entries"].as_array().map_or(0, |e| e.iter().filter(|e| e["response_body_missing"] == true).count());
-        let loaded = load_paths(&[path.clone()]);
+        let loaded = load_paths(std::slice::from_ref(&path));
         let events = rows(&loaded, "SELECT kind FROM events WHERE kind = 'har_body_missing'");
         assert_eq!(events.len(), missing, "{name}");
     }
