@@ -7,6 +7,7 @@
 use mcpsift::ingest::connection::{Side, StreamEnd};
 use mcpsift::ingest::detect::Format;
 use mcpsift::ingest::frame::{CollectSink, Direction};
+use mcpsift::ingest::har::reader::read_har;
 use mcpsift::ingest::http::stream::{HttpConnection, HttpEnv};
 use mcpsift::ingest::lines::hostlog::read_hostlog;
 use mcpsift::ingest::lines::jsonl::read_jsonl;
@@ -86,6 +87,13 @@ pub fn recorder(data: &[u8]) {
     let mut sink = CollectSink::default();
     read_recorder(input, "fuzz.jsonl", cap, &mut sink);
     assert_closes(&sink, input.len() as u64, 0, cap, "recorder");
+/// HAR files: the streaming `log.entries` reader, each entry rebuilt as HTTP and read by the
+/// HTTP/SSE layer (base64 bodies, missing bodies, cut files).
+pub fn har(data: &[u8]) {
+    let Some((cap, _, input)) = config(data) else { return };
+    let mut sink = CollectSink::default();
+    read_har(input, cap, &mut sink);
+    assert_closes(&sink, input.len() as u64, 0, cap, "har");
 }
 
 /// Raw capture bytes through pcap/pcapng, link layers, IP, TCP reassembly, HTTP and SSE.

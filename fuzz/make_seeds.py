@@ -41,6 +41,10 @@ put("jsonl", "session", cfg() + read(S("transcript", "session.jsonl"), 8192))
 for name in ["mcpsnoop-billing.jsonl", "mcpspy-billing.jsonl", "mcptrace-billing.jsonl"]:
     put("recorder", name, cfg() + read(S("recorder", name), 4096))
     put("recorder", name + "_cap300", cfg(1) + read(S("recorder", name), 2048))
+# HAR: a whole small file (legacy SSE, one line) and heads of the pretty ones (cut files).
+put("har", "legacy", cfg() + read(S("har", "ts_legacy_sse.har"), 65536))
+put("har", "dropped_cap300", cfg(1) + read(S("har", "py_streamable.dropped.har"), 65536))
+put("har", "py2_head", cfg() + read(S("har", "py2_streamable.har"), 16384))
 put("jsonl", "session_cap300", cfg(1) + read(S("transcript", "session.jsonl"), 2048))
 for case in ["stdio_py_truncation", "http_ts_streamable"]:
     for f in ["transcript.jsonl", "transcript.jsonl.gz"]:

@@ -8,7 +8,7 @@ use crate::harness;
 #[test]
 fn every_fuzz_regression_passes_its_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions");
-    let targets: [(&str, fn(&[u8])); 8] = [
+    let targets: [(&str, fn(&[u8])); 9] = [
         ("stdio", harness::stdio),
         ("hostlog", harness::hostlog),
         ("jsonl", harness::jsonl),
@@ -17,6 +17,7 @@ fn every_fuzz_regression_passes_its_target() {
         ("http", harness::http),
         ("body", harness::body),
         ("message", harness::message),
+        ("har", harness::har),
     ];
     let mut replayed = 0;
     for (name, run) in targets {

@@ -27,3 +27,4 @@ mod latency_chains;
 mod diff;
 mod otlp;
 mod recorder;
+mod har;

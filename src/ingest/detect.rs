@@ -22,11 +22,13 @@ pub enum Format {
     Unrecognized,
     /// A proxy recorder's JSONL: mcpsnoop envelopes, MCPSpy events, mcptrace-rs spans.
     Recorder,
+    /// HAR 1.2 (HTTP Archive): a JSON object whose `log` has `version` and `entries`.
+    Har,
 }
 
 impl Format {
     /// Every format, for reading a name back.
-    pub const ALL: [Format; 7] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized, Format::Recorder];
+    pub const ALL: [Format; 8] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized, Format::Recorder, Format::Har];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -37,6 +39,7 @@ impl Format {
             Format::Empty => "empty",
             Format::Unrecognized => "unrecognized",
             Format::Recorder => "recorder",
+            Format::Har => "har",
         }
     }
 
@@ -53,6 +56,7 @@ impl Format {
             "hostlog" => Some(Format::HostLog),
             "jsonl" | "transcript" => Some(Format::Jsonl),
             "recorder" | "mcpsnoop" | "mcpspy" | "spans" => Some(Format::Recorder),
+            "har" => Some(Format::Har),
             _ => None,
         }
     }
@@ -111,6 +115,9 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     }
     if is_pcap_magic(head) {
         return Format::Pcap;
+    }
+    if is_har(head) {
+        return Format::Har;
     }
     let mut votes = Votes::default();
     let complete_lines = match memchr::memrchr(b'\n', head) {
@@ -182,6 +189,17 @@ fn vote_line(line: &[u8], votes: &mut Votes) {
     }
 }
 
+/// A HAR file: `{"log": {` (any whitespace, a UTF-8 BOM allowed) with `"version"` and
+/// `"entries"` in the head. Pretty-printed files put `{` alone on the first line, compact ones
+/// everything on one line longer than the head, so lines are no help here.
+fn is_har(head: &[u8]) -> bool {
+    let t = trim_ascii_start(head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head));
+    let Some(t) = t.strip_prefix(b"{") else { return false };
+    let Some(t) = trim_ascii_start(t).strip_prefix(b"\"log\"") else { return false };
+    let Some(t) = trim_ascii_start(t).strip_prefix(b":") else { return false };
+    trim_ascii_start(t).starts_with(b"{") && memchr::memmem::find(t, b"\"version\"").is_some() && memchr::memmem::find(t, b"\"entries\"").is_some()
+}
+
 fn starts_like_jsonrpc(head: &[u8]) -> bool {
     let t = trim_ascii_start(head);
     (t.starts_with(b"{") || t.starts_with(b"[")) && memchr::memmem::find(&t[..t.len().min(4096)], b"\"jsonrpc\"").is_some()
@@ -223,5 +241,8 @@ mod tests {
             detect(b"{\"session_id\":\"s\",\"seq\":1,\"direction\":\"c2s\",\"raw\":{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}}\n", "x"),
             Format::Recorder
         );
+        assert_eq!(detect(b"{\n  \"log\": {\n    \"version\": \"1.2\",\n    \"entries\": [\n", "x"), Format::Har);
+        assert_eq!(detect(b"\xef\xbb\xbf{\"log\":{\"version\":\"1.2\",\"creator\":{},\"entries\":[{\"jsonrpc\"", "x"), Format::Har);
+        assert_eq!(detect(b"{\"log\":{\"entries\":[]}}\n", "x"), Format::Unrecognized);
     }
 }

@@ -234,6 +234,10 @@ pub enum SkipReason {
     SseResync,
     /// `http_body_over_cap`: Compressed body bytes not decoded: what they held is past `--max-frame-bytes` (a decompression bomb stops here).
     HttpBodyOverCap,
+    /// `har_truncated`: HAR bytes after the last complete entry that do not continue the file (cut or malformed), or a JSON file without `log.entries`.
+    HarTruncated,
+    /// `invalid_har_entry`: A `log.entries` element that is not a readable HAR entry.
+    InvalidHarEntry,
 }
 
 impl SkipReason {
@@ -267,6 +271,8 @@ impl SkipReason {
             SkipReason::HttpIncompleteHead => "http_incomplete_head",
             SkipReason::SseResync => "sse_resync",
             SkipReason::HttpBodyOverCap => "http_body_over_cap",
+            SkipReason::HarTruncated => "har_truncated",
+            SkipReason::InvalidHarEntry => "invalid_har_entry",
         }
     }
 }
@@ -328,6 +334,8 @@ pub enum FramingCategory {
     RecorderEnvelope,
     /// `recorded_sizes`: Sizes a recorder reported for messages it did not keep (span files): counted in frames, not bytes read.
     RecordedSizes,
+    /// `har_envelope`: HAR JSON around the bodies (entries' fields, escapes, base64 beyond the decoded bytes, the `log` object).
+    HarEnvelope,
 }
 
 impl FramingCategory {
@@ -352,6 +360,7 @@ impl FramingCategory {
             FramingCategory::HttpGzipDecodedBytes => "http_gzip_decoded_bytes",
             FramingCategory::RecorderEnvelope => "recorder_envelope",
             FramingCategory::RecordedSizes => "recorded_sizes",
+            FramingCategory::HarEnvelope => "har_envelope",
         }
     }
 

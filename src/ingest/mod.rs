@@ -1,7 +1,8 @@
 //! Ingest: files, pipes and packets → [`frame::Frame`]s. Knows bytes, not MCP.
 //!
 //! Sub-folders by source family: [`lines`] (newline-framed text: stdio, host logs, JSONL),
-//! [`packet`] (pcap/pcapng, link types, TCP) and [`http`] (HTTP/1.x and SSE on TCP streams).
+//! [`packet`] (pcap/pcapng, link types, TCP), [`http`] (HTTP/1.x and SSE on TCP streams) and
+//! [`har`] (HAR files, read through [`http`]).
 //! At the top: what ingest hands on ([`frame`]), finding and opening inputs ([`discover`],
 //! [`input`]), the names of a TCP connection's streams ([`connection`]), recognising formats ([`detect`]), dispatch ([`run`]) and timestamps ([`time`]).
 
@@ -10,6 +11,7 @@ pub mod connection;
 pub mod detect;
 pub mod discover;
 pub mod frame;
+pub mod har;
 pub mod http;
 pub mod input;
 pub mod lines;

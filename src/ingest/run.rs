@@ -146,6 +146,7 @@ pub fn ingest_reader(
         Format::Jsonl => super::lines::jsonl::read_jsonl(reader, session, opts.max_frame_bytes, sink),
         Format::Recorder => super::lines::recorder::read_recorder(reader, session, opts.max_frame_bytes, sink),
         Format::Pcap => read_pcap(reader, opts, sink),
+        Format::Har => super::har::reader::read_har(reader, opts.max_frame_bytes, sink),
         Format::Empty => {}
         Format::Unrecognized => {
             let bytes = drain(reader);
