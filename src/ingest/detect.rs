@@ -20,11 +20,17 @@ pub enum Format {
     Empty,
     /// None of the above.
     Unrecognized,
+    /// Claude Code's per-server MCP log (`mcp-logs-<server>/*.txt`): a JSON array of entries.
+    ClaudeMcpLog,
+    /// An MCP client's own line log: `claude --debug`, Claude Code's terminal errors, Cursor,
+    /// Gemini CLI, MCP Inspector.
+    ClientLog,
 }
 
 impl Format {
     /// Every format, for reading a name back.
-    pub const ALL: [Format; 6] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized];
+    pub const ALL: [Format; 8] =
+        [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized, Format::ClaudeMcpLog, Format::ClientLog];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -34,6 +40,8 @@ impl Format {
             Format::Jsonl => "jsonl",
             Format::Empty => "empty",
             Format::Unrecognized => "unrecognized",
+            Format::ClaudeMcpLog => "claude_mcp_log",
+            Format::ClientLog => "client_log",
         }
     }
 
@@ -49,6 +57,8 @@ impl Format {
             "stdio" => Some(Format::Stdio),
             "hostlog" => Some(Format::HostLog),
             "jsonl" | "transcript" => Some(Format::Jsonl),
+            "claude_mcp_log" => Some(Format::ClaudeMcpLog),
+            "client_log" => Some(Format::ClientLog),
             _ => None,
         }
     }
@@ -97,6 +107,7 @@ struct Votes {
     transcript: usize,
     hostlog: usize,
     timestamped: usize,
+    client_log: usize,
 }
 
 /// Recognises the format from the first [`super::input::HEAD_BYTES`] decompressed bytes.
@@ -106,6 +117,9 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     }
     if is_pcap_magic(head) {
         return Format::Pcap;
+    }
+    if super::lines::claude_mcp_log::looks_like_claude_mcp_log(head) {
+        return Format::ClaudeMcpLog;
     }
     let mut votes = Votes::default();
     let complete_lines = match memchr::memrchr(b'\n', head) {
@@ -122,6 +136,9 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     }
     if votes.transcript > 0 && votes.transcript * 2 >= votes.lines {
         return Format::Jsonl;
+    }
+    if votes.client_log > 0 && votes.hostlog == 0 && votes.jsonrpc == 0 {
+        return Format::ClientLog;
     }
     if votes.hostlog > 0 || (votes.timestamped > 0 && votes.timestamped * 2 > votes.lines && votes.jsonrpc == 0) {
         return Format::HostLog;
@@ -161,6 +178,9 @@ fn vote_line(line: &[u8], votes: &mut Votes) {
     if trimmed.first() == Some(&b'[') && serde_json::from_slice::<Vec<RpcProbe>>(trimmed).is_ok() {
         votes.jsonrpc += 1;
         return;
+    }
+    if super::lines::client_log::is_client_log_line(line) {
+        votes.client_log += 1;
     }
     if starts_with_timestamp(line) {
         votes.timestamped += 1;
@@ -207,5 +227,12 @@ mod tests {
         assert_eq!(detect(b"{\n  \"messages\": 3\n}\n", "expected.json"), Format::Unrecognized);
         assert_eq!(detect(b"Starting server\nstill no json\n", "s2c.log"), Format::Stdio);
         assert_eq!(detect(b"Starting server\n", "notes.txt"), Format::Unrecognized);
+        assert_eq!(
+            detect(b"[\n  {\n    \"debug\": \"Starting connection attempt\",\n    \"timestamp\": \"2025-07-14T10:20:09.396Z\",\n    \"sessionId\": \"a\",\n    \"cwd\": \"/w\"\n  },", "x.txt"),
+            Format::ClaudeMcpLog
+        );
+        assert_eq!(detect(b"[DEBUG] MCP server \"docs\": Starting connection with timeout of 30000ms\n", "x"), Format::ClientLog);
+        assert_eq!(detect(b"2025-04-08 11:16:16.790 [error] rmcp: Failed to reload client: MCP error -32000: Connection closed\n", "x"), Format::ClientLog);
+        assert_eq!(detect(b"2025-11-18 11:50:12.457 [error] [core] Error connecting to MCP server: MCP error -32001: Request timed out\n", "x"), Format::HostLog);
     }
 }
