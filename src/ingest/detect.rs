@@ -137,7 +137,8 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     if votes.transcript > 0 && votes.transcript * 2 >= votes.lines {
         return Format::Jsonl;
     }
-    if votes.client_log > 0 && votes.hostlog == 0 && votes.jsonrpc == 0 {
+    // A third of the lines in client-log shapes: a source file or README quoting one is not.
+    if votes.client_log > 0 && votes.client_log * 3 >= votes.lines && votes.hostlog == 0 && votes.jsonrpc == 0 {
         return Format::ClientLog;
     }
     if votes.hostlog > 0 || (votes.timestamped > 0 && votes.timestamped * 2 > votes.lines && votes.jsonrpc == 0) {

@@ -48,13 +48,22 @@ const CLIENT_PHRASES: &[&[u8]] = &[
     "\u{23bf}".as_bytes(),
     b"New STDIO connection request",
     b"Received POST message for sessionId",
+    b"(MCP)(",
+    b"STDIO transport: command=",
+    b"Created server transport",
+    b"Created client transport",
+    b"Spawned stdio transport",
+    b"Set up MCP proxy",
+    b"Proxy server listening",
 ];
 
-/// Whether a line is one of the shapes this reader knows (format detection).
+/// Whether a line is one of the shapes this reader knows (format detection wants a third of
+/// the lines: a source file or README quoting a few is not a log).
 pub fn is_client_log_line(line: &[u8]) -> bool {
     let has = |p: &[u8]| memchr::memmem::find(line, p).is_some();
     let claude_debug = has(b"MCP server \"") && (has(b"[DEBUG]") || has(b"[ERROR]") || has(b"[WARN]") || has(b"[INFO]"));
-    let cursor = starts_with_timestamp(line) && CURSOR_PHRASES.iter().any(|p| has(p));
+    // Cursor: its phrases, or its shape `YYYY-MM-DD HH:MM:SS.mmm [level] NAME: text`.
+    let cursor = starts_with_timestamp(line) && (CURSOR_PHRASES.iter().any(|p| has(p)) || (line.get(10) == Some(&b' ') && parse_head(line).server.is_some()));
     claude_debug || cursor || CLIENT_PHRASES[1..].iter().any(|p| has(p))
 }
 
@@ -134,13 +143,16 @@ impl ClientLog {
         let c = classify(&event.text, &event.level);
         let mut server = named_server.or(c.server);
         let mut facts = c.facts;
-        if let Some((s, t)) = &self.terminal_call
-            && event.text.trim_start().starts_with('\u{23bf}')
+        let mut kind = c.kind;
+        if let Some((s, t)) = terminal_tool_call(&event.text) {
+            (kind, server, facts.tool) = ("tool_call", Some(s), Some(t));
+        } else if let Some((s, t)) = &self.terminal_call
+            && is_terminal_result(&event.text)
         {
             server = server.or_else(|| Some(s.clone()));
             facts.tool = facts.tool.or_else(|| Some(t.clone()));
         }
-        event.kind = c.kind.into();
+        event.kind = kind.into();
         event.session = Some(server.clone().unwrap_or_else(|| self.default_session.clone()));
         event.server = server;
         event.facts = facts;
@@ -159,7 +171,8 @@ impl ClientLog {
             let t = text.trim_start().trim_start_matches('\u{23bf}').trim_start();
             if t.starts_with("Error") || t.starts_with("\u{2718}") || t.starts_with("\u{2715}") { "error".into() } else { "info".into() }
         });
-        let session = head.server.clone().unwrap_or_else(|| self.default_session.clone());
+        let context = self.terminal_call.as_ref().filter(|_| is_terminal_result(&text)).map(|(s, _)| s.clone());
+        let session = head.server.clone().or(context).unwrap_or_else(|| self.default_session.clone());
         let framed = self.embedded_frame(line, head.ts_us, &session, sink);
         if !framed {
             sink.framing(FramingCategory::HostlogEventLines, bytes.len() as u64);
@@ -190,11 +203,16 @@ impl ClientLog {
     }
 }
 
-/// Whether a line belongs to the event above it: indented (a stack line, a wrapped message),
-/// and not a new `⎿` result line of Claude Code's terminal.
+/// A `⎿` line of Claude Code's terminal: the result of the tool call above it.
+fn is_terminal_result(text: &str) -> bool {
+    text.trim_start().starts_with('\u{23bf}')
+}
+
+/// Whether a line belongs to the event above it: indented (a stack line, a wrapped message)
+/// or closing an inspected error object (`}`), and not a new `⎿` result line.
 fn is_continuation(bytes: &[u8]) -> bool {
-    let indented = bytes.first().is_some_and(|&b| b == b' ' || b == b'\t');
-    indented && !String::from_utf8_lossy(&bytes[..bytes.len().min(16)]).trim_start().starts_with('\u{23bf}')
+    let indented = bytes.first().is_some_and(|&b| b == b' ' || b == b'\t' || b == b'}');
+    indented && !is_terminal_result(&String::from_utf8_lossy(&bytes[..bytes.len().min(16)]))
 }
 
 impl LineReader for ClientLog {

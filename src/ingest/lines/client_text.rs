@@ -39,7 +39,7 @@ fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
         over_cap: Regex::new(r#"MCP tool "([^"]+)" response \((\d+) tokens\) exceeds maximum allowed tokens \((\d+)\)"#).expect("valid regex"),
-        tool: Regex::new(r#"(?:MCP tool "([^"]+)"|[Cc]alling (?:MCP )?tool[: ]+'?([A-Za-z0-9_.:/-]+)'?|[Tt]ool '([^']+)')"#).expect("valid regex"),
+        tool: Regex::new(r#"(?:MCP tool "([^"]+)"|[Cc]alling (?:MCP )?tool[: ]+'?([A-Za-z0-9_.-]+)'?|[Tt]ool '([^']+)')"#).expect("valid regex"),
         timeout: Regex::new(r"(?:timed out after|timeout of|timeout:)\s*(\d+)\s*ms|\btimeout\b\W{0,3}(\d{3,})").expect("valid regex"),
         mcp_error: Regex::new(r"MCP error (-?\d+)").expect("valid regex"),
         json_code: Regex::new(r#""code"\s*:\s*(-?\d+)"#).expect("valid regex"),
@@ -92,12 +92,12 @@ pub fn classify(text: &str, level: &str) -> Classified {
         || (has("spawn") && has("enoent"))
     {
         "connection_failed"
+    } else if has("streamable http error") || has("error posting to endpoint") {
+        "http_error"
     } else if c.facts.error_code == Some(-32001) || has("request timed out") || has("timed out") {
         "request_timed_out"
     } else if c.facts.error_code == Some(-32000) || has("connection closed") || has("client closed") {
         "connection_closed"
-    } else if has("streamable http error") || has("error posting to endpoint") {
-        "http_error"
     } else if has("starting connection") || has("starting new stdio process") || has("connecting to") {
         "connection_starting"
     } else if has("successfully connected") || has("connection established") || has("connected to") {
