@@ -135,6 +135,16 @@ fn check_reports_each_seeded_problem_in_samples_exactly_once() {
             expected.extend(seeded(&format!("{folder}/{file}"), &truth["problems"]));
         }
     }
+    // Client logs: the results Claude Code dropped over its token cap, and the one it rejected.
+    let claude = read_json(&samples().join("claude_code/truth.json"));
+    for (kind, rule, client) in [("result_over_client_cap", "truncation_rates", "claude-code ?"), ("output_schema_rejected", "validation_errors", "? ?")] {
+        for e in claude[kind].as_array().unwrap() {
+            let mut parts = e["file"].as_str().unwrap().rsplit('/');
+            let name = parts.next().unwrap();
+            let folder = parts.next().unwrap_or("claude_code");
+            expected.push((format!("{folder}/{name}"), rule.to_string(), e["tool"].as_str().map(str::to_string), client.to_string(), None));
+        }
+    }
     // draft-07 outputSchema warnings are checked against the bytes in
     // `draft07_output_schemas_are_warned_naming_claude_code`.
     got.retain(|g| !(g.1 == "schema_compat" && draft07_tools(&v).contains(&(g.0.clone(), g.2.clone()))));

@@ -17,7 +17,7 @@ use std::io::Read;
 use super::client_text::{classify, embedded_body_start};
 use super::line_loop::{LineReader, read_lines};
 use super::split::Line;
-use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, Sink, Transport};
+use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
 use crate::ingest::time::{parse_rfc3339_us, starts_with_timestamp};
 
 /// Text kept of one event (its line and the lines that belong to it); the bytes beyond are
@@ -225,7 +225,12 @@ impl LineReader for ClientLog {
         }
         if line.capped {
             let cut = line.wire_bytes - line.bytes.len() as u64 - u64::from(line.had_cr);
-            sink.framing(FramingCategory::HostlogEventLines, cut);
+            sink.skip(Skip {
+                offset: line.offset + line.bytes.len() as u64,
+                bytes: cut,
+                reason: SkipReason::LineOverCap,
+                detail: format!("log line of {} bytes exceeds --max-frame-bytes; the rest is not read", line.wire_bytes),
+            });
         }
         if line.is_blank() {
             return;
@@ -324,5 +329,16 @@ mod tests {
         assert_eq!((sink.events[1].kind.as_str(), sink.events[1].server.as_deref()), ("server_stderr", Some("weather")));
         assert!(text.lines().all(|l| is_client_log_line(l.as_bytes())));
         assert!(!is_client_log_line(b"2025-11-18 11:15:39.891 [info] [docs] Connected to server"));
+    }
+
+    #[test]
+    fn a_line_over_the_cap_keeps_its_head_as_the_event_and_skips_the_rest() {
+        let text = format!("Error from MCP server: SyntaxError: Unexpected token 'x', \"{}\"... is not valid JSON\n", "x".repeat(500));
+        let mut sink = CollectSink::default();
+        read_client_log(text.as_bytes(), "log", 64, &mut sink);
+        assert_eq!(sink.accounted_bytes(), text.len() as i128);
+        assert_eq!(sink.events.len(), 1);
+        assert_eq!(sink.skips.len(), 1);
+        assert_eq!(sink.skips[0].reason, SkipReason::LineOverCap);
     }
 }
