@@ -37,9 +37,9 @@ const CURSOR_PHRASES: &[&[u8]] = &[
     b"getOrCreateClient for",
 ];
 
-/// Shapes only these clients write (used by format detection; one is enough).
+/// Shapes only these clients write (format detection); Claude Code's `MCP server "NAME"`
+/// counts only after a `[LEVEL]` (see [`is_client_log_line`]).
 const CLIENT_PHRASES: &[&[u8]] = &[
-    b"MCP server \"",
     b"MCP STDERR (",
     b"Error during discovery for",
     b"Error from MCP server:",
@@ -64,7 +64,7 @@ pub fn is_client_log_line(line: &[u8]) -> bool {
     let claude_debug = has(b"MCP server \"") && (has(b"[DEBUG]") || has(b"[ERROR]") || has(b"[WARN]") || has(b"[INFO]"));
     // Cursor: its phrases, or its shape `YYYY-MM-DD HH:MM:SS.mmm [level] NAME: text`.
     let cursor = starts_with_timestamp(line) && (CURSOR_PHRASES.iter().any(|p| has(p)) || (line.get(10) == Some(&b' ') && parse_head(line).server.is_some()));
-    claude_debug || cursor || CLIENT_PHRASES[1..].iter().any(|p| has(p))
+    claude_debug || cursor || CLIENT_PHRASES.iter().any(|p| has(p))
 }
 
 /// The parts of one line's head.
