@@ -9,6 +9,8 @@ use mcpsift::ingest::detect::Format;
 use mcpsift::ingest::frame::{CollectSink, Direction};
 use mcpsift::ingest::har::reader::read_har;
 use mcpsift::ingest::http::stream::{HttpConnection, HttpEnv};
+use mcpsift::ingest::lines::claude_mcp_log::read_claude_mcp_log;
+use mcpsift::ingest::lines::client_log::read_client_log;
 use mcpsift::ingest::lines::hostlog::read_hostlog;
 use mcpsift::ingest::lines::jsonl::read_jsonl;
 use mcpsift::ingest::lines::recorder::read_recorder;
@@ -71,6 +73,19 @@ pub fn hostlog(data: &[u8]) {
     let mut sink = CollectSink::default();
     read_hostlog(input, "fuzz-server", cap, &mut sink);
     assert_closes(&sink, input.len() as u64, 0, cap, "hostlog");
+}
+
+/// Client logs: the Claude Code MCP log reader (JSON array scanner) or the client line-log
+/// reader (`claude --debug`, terminal errors, Cursor, Gemini CLI, Inspector), by selector bit.
+pub fn client_logs(data: &[u8]) {
+    let Some((cap, bits, input)) = config(data) else { return };
+    let mut sink = CollectSink::default();
+    if bits & 1 == 0 {
+        read_claude_mcp_log(input, Some("fuzz-server"), cap, &mut sink);
+    } else {
+        read_client_log(input, "fuzz", cap, &mut sink);
+    }
+    assert_closes(&sink, input.len() as u64, 0, cap, "client_logs");
 }
 
 /// JSONL transcripts: the transcript reader on any bytes (records, raw strings, base64).

@@ -45,6 +45,16 @@ for name in ["mcpsnoop-billing.jsonl", "mcpspy-billing.jsonl", "mcptrace-billing
 put("har", "legacy", cfg() + read(S("har", "ts_legacy_sse.har"), 65536))
 put("har", "dropped_cap300", cfg(1) + read(S("har", "py_streamable.dropped.har"), 65536))
 put("har", "py2_head", cfg() + read(S("har", "py2_streamable.har"), 16384))
+# Client logs: bit 0 of the selector picks the reader (0: Claude Code MCP log, 1: line log).
+for name, path in [("mcp_log_cut", S("claude_code", "claude-cli-nodejs", "-home-dev-shop", "mcp-logs-ledger", "2026-11-30T11-02-41-517Z.txt")),
+                   ("mcp_log", S("claude_code", "claude-cli-nodejs", "-home-dev-shop", "mcp-logs-docs-search", "2026-11-30T10-15-00-120Z.txt"))]:
+    put("client_logs", name, cfg() + read(path, 8192))
+    put("client_logs", name + "_cap300", cfg(1) + read(path, 2048))
+for name in ["debug.txt", "terminal.txt"]:
+    put("client_logs", name, cfg(3, 1) + read(S("claude_code", name), 8192))
+for name in ["cursor.log", "gemini.txt", "inspector.txt"]:
+    put("client_logs", name, cfg(3, 1) + read(S("client_logs", name), 8192))
+    put("client_logs", name + "_cap16", cfg(0, 1) + read(S("client_logs", name), 2048))
 put("jsonl", "session_cap300", cfg(1) + read(S("transcript", "session.jsonl"), 2048))
 for case in ["stdio_py_truncation", "http_ts_streamable"]:
     for f in ["transcript.jsonl", "transcript.jsonl.gz"]:

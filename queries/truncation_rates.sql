@@ -12,6 +12,13 @@
 -- `_meta.truncated`, "[output truncated]").
 -- Evidence: reference/field-notes.md "Truncation markers seen"; corpus stdio_py_truncation,
 -- http_py_streamable. Markers: built in (model/message.rs) plus --truncation-marker REGEX.
+-- Client logs: an `events` row of kind `result_over_client_cap` (Claude Code: `MCP tool "X"
+-- response (N tokens) exceeds maximum allowed tokens (25000)`) is one call of that tool and
+-- one truncated result, client `claude-code` (the phrase is Claude Code's), server the one the
+-- log names: the client dropped the whole result. The log that says so holds no call row for
+-- it (a log file is its own capture), so the event is the call; it is never matched with call
+-- rows of other captures (a capture of the same traffic read beside the log counts the call
+-- in each). The detail then names how many were over the cap and the largest token count.
 -- scope: capture
 -- title: Truncated, lost and cancelled results
 -- severity error: results were lost (no response before the connection ended)
@@ -25,19 +32,29 @@ WITH chains AS (
   GROUP BY capture, chain_id
 ),
 tool_calls AS (
-  SELECT c.capture, c.tool, c.client_name, c.client_version, c.server_name, c.server_version, c.truncated,
-         CASE WHEN c.outcome = 'no_response' THEN 1 ELSE 0 END AS lost,
-         CASE WHEN c.outcome = 'cancelled' THEN 1 ELSE 0 END AS gave_up,
-         CASE WHEN c.truncated THEN 1 ELSE 0 END AS cut,
-         k.chain_resp_bytes AS resp_bytes, k.rounds
+  SELECT c.capture, c.tool, c.client_name, c.client_version, c.server_name, c.server_version,
+         CAST(CASE WHEN c.outcome = 'no_response' THEN 1 ELSE 0 END AS BIGINT) AS lost,
+         CAST(CASE WHEN c.outcome = 'cancelled' THEN 1 ELSE 0 END AS BIGINT) AS gave_up,
+         CAST(CASE WHEN c.truncated THEN 1 ELSE 0 END AS BIGINT) AS cut,
+         CAST(0 AS BIGINT) AS over_cap, CAST(NULL AS BIGINT) AS tokens,
+         CAST(k.chain_resp_bytes AS BIGINT) AS resp_bytes, CAST(k.rounds AS BIGINT) AS rounds
   FROM calls c
   JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round
   WHERE c.method = 'tools/call'
+  UNION ALL
+  SELECT capture, tool, 'claude-code' AS client_name, CAST(NULL AS STRING) AS client_version,
+         server AS server_name, CAST(NULL AS STRING) AS server_version,
+         CAST(0 AS BIGINT) AS lost, CAST(0 AS BIGINT) AS gave_up, CAST(1 AS BIGINT) AS cut,
+         CAST(1 AS BIGINT) AS over_cap, CAST(tokens AS BIGINT) AS tokens,
+         CAST(NULL AS BIGINT) AS resp_bytes, CAST(1 AS BIGINT) AS rounds
+  FROM events
+  WHERE kind = 'result_over_client_cap'
 ),
 groups AS (
   SELECT capture, tool, client_name, client_version,
          MAX(COALESCE(server_name, '?')) AS server_name, MAX(COALESCE(server_version, '?')) AS server_version,
-         COUNT(*) AS calls, SUM(rounds) AS rounds, SUM(cut) AS truncated, SUM(lost) AS lost, SUM(gave_up) AS cancelled, MAX(resp_bytes) AS max_resp_bytes
+         COUNT(*) AS calls, SUM(rounds) AS rounds, SUM(cut) AS truncated, SUM(lost) AS lost, SUM(gave_up) AS cancelled, MAX(resp_bytes) AS max_resp_bytes,
+         SUM(over_cap) AS over_cap, MAX(tokens) AS max_tokens
   FROM tool_calls
   GROUP BY capture, tool, client_name, client_version
 )
@@ -51,7 +68,9 @@ SELECT 'truncation_rates' AS rule,
               CAST(lost AS STRING), ' lost, ', CAST(cancelled AS STRING), ' cancelled; rate ',
               CAST(ROUND(100.0 * (truncated + lost + cancelled) / calls, 1) AS STRING), '%; server ',
               server_name, ' ', server_version,
-              CASE WHEN rounds > calls THEN CONCAT('; ', CAST(rounds AS STRING), ' rounds') ELSE '' END) AS detail
+              CASE WHEN rounds > calls THEN CONCAT('; ', CAST(rounds AS STRING), ' rounds') ELSE '' END,
+              CASE WHEN over_cap > 0 THEN CONCAT('; ', CAST(over_cap AS STRING), ' over the client token cap (largest ',
+                                                 COALESCE(CAST(max_tokens AS STRING), '?'), ' tokens)') ELSE '' END) AS detail
 FROM groups
 WHERE truncated + lost + cancelled > 0
 ORDER BY capture, tool, client

@@ -10,6 +10,11 @@
 --   missing_structured outputSchema declared, no structuredContent, not an error
 --   empty_content      `content: []` beside structuredContent
 --   text_disagrees     text (JSON, or key=N) says something else than structuredContent
+-- Client logs: an `events` row of kind `output_schema_rejected` (a client's log saying
+-- `MCP error -32602: Structured content does not match the tool's output schema: ...` or
+-- `-32600 ... has an output schema but did not return structured content`) is a
+-- client_structured finding for the tool it names: the client said it rejected the result.
+-- No call row goes with it (the log is its own capture), so bytes and rpc_id are null.
 -- Evidence: reference/field-notes.md "Output validation"; repomix #833, git-mcp-server #40;
 -- corpus stdio_ts_size_limit phases A-B, stdio_py_truncation.
 -- scope: capture
@@ -39,13 +44,22 @@ WITH flagged AS (
   FROM calls
   WHERE method = 'tools/call'
     AND (validation <> 'none' OR error_with_structured OR missing_structured OR empty_content OR text_disagrees)
+),
+findings AS (
+  SELECT 'validation_errors' AS rule,
+         CASE WHEN validation <> 'none' OR error_with_structured OR missing_structured THEN 'error' ELSE 'warn' END AS severity,
+         capture, session, rpc_id, tool,
+         CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
+         CAST(resp_bytes AS BIGINT) AS bytes,
+         SUBSTR(causes, 2) AS cause,
+         COALESCE(validation_detail, note, '') AS detail
+  FROM flagged
+  UNION ALL
+  SELECT 'validation_errors' AS rule, 'error' AS severity, capture, session, CAST(NULL AS STRING) AS rpc_id, tool,
+         '? ?' AS client, CAST(NULL AS BIGINT) AS bytes, 'client_structured' AS cause, text AS detail
+  FROM events
+  WHERE kind = 'output_schema_rejected'
 )
-SELECT 'validation_errors' AS rule,
-       CASE WHEN validation <> 'none' OR error_with_structured OR missing_structured THEN 'error' ELSE 'warn' END AS severity,
-       capture, session, rpc_id, tool,
-       CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
-       resp_bytes AS bytes,
-       SUBSTR(causes, 2) AS cause,
-       COALESCE(validation_detail, note, '') AS detail
-FROM flagged
+SELECT rule, severity, capture, session, rpc_id, tool, client, bytes, cause, detail
+FROM findings
 ORDER BY capture, session, rpc_id

@@ -11,7 +11,7 @@ use mcpsift::report::table_out::{OutputFormat, TableFileFormat};
 
 /// `--input-format NAME`: a format the readers know.
 fn input_format(name: &str) -> Result<Format, String> {
-    Format::from_name(name).ok_or_else(|| "expected stdio, hostlog, jsonl, recorder, pcap or har".to_string())
+    Format::from_name(name).ok_or_else(|| "expected stdio, hostlog, jsonl, recorder, pcap, har, claude_mcp_log or client_log".to_string())
 }
 
 /// Postmortems of Model Context Protocol traffic: captures and logs in, numbers out.
@@ -48,7 +48,8 @@ pub struct InputArgs {
     /// holds a colon, the split where both files exist is taken.
     #[arg(long, value_name = "C2S:S2C")]
     pub pair: Vec<PairSpec>,
-    /// Read every input as this format instead of sniffing: stdio, hostlog, jsonl, recorder, pcap.
+    /// Read every input as this format instead of sniffing: stdio, hostlog, jsonl, recorder, pcap,
+    /// har, claude_mcp_log, client_log.
     #[arg(long, value_name = "FORMAT", value_parser = input_format)]
     pub input_format: Option<Format>,
     /// Frames longer than this are kept cut and marked incomplete.

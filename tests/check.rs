@@ -109,7 +109,9 @@ fn timed_out(capture: &str, truth: &Value) -> Vec<Key> {
 
 #[test]
 fn check_reports_each_seeded_problem_in_samples_exactly_once() {
-    let folders = recorded_samples();
+    // The SDK recordings and the client logs, whose truth lists what Claude Code dropped or rejected.
+    let mut folders = recorded_samples();
+    folders.extend(["claude_code", "client_logs"].map(|f| samples().join(f).to_str().expect("utf-8 path").to_string()));
     let v = check_json(&folders.iter().map(String::as_str).collect::<Vec<_>>());
     let mut got = reported(&v);
     let mut expected: Vec<Key> = Vec::new();
@@ -134,6 +136,16 @@ fn check_reports_each_seeded_problem_in_samples_exactly_once() {
         for (file, f) in pcap["files"].as_object().unwrap() {
             let truth = if f.get("truth").is_some() { &f["truth"] } else { f };
             expected.extend(seeded(&format!("{folder}/{file}"), &truth["problems"]));
+        }
+    }
+    // Client logs: the results Claude Code dropped over its token cap, and the one it rejected.
+    let claude = read_json(&samples().join("claude_code/truth.json"));
+    for (kind, rule, client) in [("result_over_client_cap", "truncation_rates", "claude-code ?"), ("output_schema_rejected", "validation_errors", "? ?")] {
+        for e in claude[kind].as_array().unwrap() {
+            let mut parts = e["file"].as_str().unwrap().rsplit('/');
+            let name = parts.next().unwrap();
+            let folder = parts.next().unwrap_or("claude_code");
+            expected.push((format!("{folder}/{name}"), rule.to_string(), e["tool"].as_str().map(str::to_string), client.to_string(), None));
         }
     }
     // draft-07 outputSchema warnings are checked against the bytes in

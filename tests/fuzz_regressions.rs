@@ -8,7 +8,7 @@ use crate::harness;
 #[test]
 fn every_fuzz_regression_passes_its_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions");
-    let targets: [(&str, fn(&[u8])); 9] = [
+    let targets: [(&str, fn(&[u8])); 10] = [
         ("stdio", harness::stdio),
         ("hostlog", harness::hostlog),
         ("jsonl", harness::jsonl),
@@ -18,6 +18,7 @@ fn every_fuzz_regression_passes_its_target() {
         ("body", harness::body),
         ("message", harness::message),
         ("har", harness::har),
+        ("client_logs", harness::client_logs),
     ];
     let mut replayed = 0;
     for (name, run) in targets {

@@ -7,6 +7,7 @@ mod fuzz_regressions;
 mod pcapgen;
 
 mod bad_input;
+mod claude_code;
 mod bomb;
 mod mutations;
 mod check;

@@ -24,11 +24,27 @@ pub enum Format {
     Recorder,
     /// HAR 1.2 (HTTP Archive): a JSON object whose `log` has `version` and `entries`.
     Har,
+    /// Claude Code's per-server MCP log (`mcp-logs-<server>/*.txt`): a JSON array of entries.
+    ClaudeMcpLog,
+    /// An MCP client's own line log: `claude --debug`, Claude Code's terminal errors, Cursor,
+    /// Gemini CLI, MCP Inspector.
+    ClientLog,
 }
 
 impl Format {
     /// Every format, for reading a name back.
-    pub const ALL: [Format; 8] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized, Format::Recorder, Format::Har];
+    pub const ALL: [Format; 10] = [
+        Format::Pcap,
+        Format::Stdio,
+        Format::HostLog,
+        Format::Jsonl,
+        Format::Empty,
+        Format::Unrecognized,
+        Format::Recorder,
+        Format::Har,
+        Format::ClaudeMcpLog,
+        Format::ClientLog,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -40,6 +56,8 @@ impl Format {
             Format::Unrecognized => "unrecognized",
             Format::Recorder => "recorder",
             Format::Har => "har",
+            Format::ClaudeMcpLog => "claude_mcp_log",
+            Format::ClientLog => "client_log",
         }
     }
 
@@ -57,6 +75,8 @@ impl Format {
             "jsonl" | "transcript" => Some(Format::Jsonl),
             "recorder" | "mcpsnoop" | "mcpspy" | "spans" => Some(Format::Recorder),
             "har" => Some(Format::Har),
+            "claude_mcp_log" => Some(Format::ClaudeMcpLog),
+            "client_log" => Some(Format::ClientLog),
             _ => None,
         }
     }
@@ -106,6 +126,7 @@ struct Votes {
     recorder: usize,
     hostlog: usize,
     timestamped: usize,
+    client_log: usize,
 }
 
 /// Recognises the format from the first [`super::input::HEAD_BYTES`] decompressed bytes.
@@ -118,6 +139,9 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     }
     if is_har(head) {
         return Format::Har;
+    }
+    if super::lines::claude_mcp_log::looks_like_claude_mcp_log(head) {
+        return Format::ClaudeMcpLog;
     }
     let mut votes = Votes::default();
     let complete_lines = match memchr::memrchr(b'\n', head) {
@@ -137,6 +161,10 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     }
     if votes.transcript > 0 && votes.transcript * 2 >= votes.lines {
         return Format::Jsonl;
+    }
+    // A third of the lines in client-log shapes: a source file or README quoting one is not.
+    if votes.client_log > 0 && votes.client_log * 3 >= votes.lines && votes.hostlog == 0 && votes.jsonrpc == 0 {
+        return Format::ClientLog;
     }
     if votes.hostlog > 0 || (votes.timestamped > 0 && votes.timestamped * 2 > votes.lines && votes.jsonrpc == 0) {
         return Format::HostLog;
@@ -180,6 +208,9 @@ fn vote_line(line: &[u8], votes: &mut Votes) {
     if trimmed.first() == Some(&b'[') && serde_json::from_slice::<Vec<RpcProbe>>(trimmed).is_ok() {
         votes.jsonrpc += 1;
         return;
+    }
+    if super::lines::client_log::is_client_log_line(line) {
+        votes.client_log += 1;
     }
     if starts_with_timestamp(line) {
         votes.timestamped += 1;
@@ -244,5 +275,12 @@ mod tests {
         assert_eq!(detect(b"{\n  \"log\": {\n    \"version\": \"1.2\",\n    \"entries\": [\n", "x"), Format::Har);
         assert_eq!(detect(b"\xef\xbb\xbf{\"log\":{\"version\":\"1.2\",\"creator\":{},\"entries\":[{\"jsonrpc\"", "x"), Format::Har);
         assert_eq!(detect(b"{\"log\":{\"entries\":[]}}\n", "x"), Format::Unrecognized);
+        assert_eq!(
+            detect(b"[\n  {\n    \"debug\": \"Starting connection attempt\",\n    \"timestamp\": \"2025-07-14T10:20:09.396Z\",\n    \"sessionId\": \"a\",\n    \"cwd\": \"/w\"\n  },", "x.txt"),
+            Format::ClaudeMcpLog
+        );
+        assert_eq!(detect(b"[DEBUG] MCP server \"docs\": Starting connection with timeout of 30000ms\n", "x"), Format::ClientLog);
+        assert_eq!(detect(b"2025-04-08 11:16:16.790 [error] rmcp: Failed to reload client: MCP error -32000: Connection closed\n", "x"), Format::ClientLog);
+        assert_eq!(detect(b"2025-11-18 11:50:12.457 [error] [core] Error connecting to MCP server: MCP error -32001: Request timed out\n", "x"), Format::HostLog);
     }
 }

@@ -164,6 +164,26 @@ pub struct Event {
     /// What happened (`http_status`, `transport_closed`, `log`, `tcp_gap`, ...).
     pub kind: String,
     pub text: String,
+    /// The numbers a client's log line names (Claude Code, Cursor, Gemini CLI, MCP Inspector);
+    /// none for other sources.
+    pub facts: EventFacts,
+}
+
+/// What a client log line names besides its text: the tool, token counts, a timeout, a
+/// JSON-RPC error code, an HTTP status. Every field is `None` when the line does not say.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EventFacts {
+    pub tool: Option<String>,
+    /// Tokens of a result the client refused (`response (N tokens) exceeds ...`).
+    pub tokens: Option<u64>,
+    /// The client's token cap it was measured against (`maximum allowed tokens (25000)`).
+    pub token_limit: Option<u64>,
+    /// A timeout the line names (`timed out after 5000ms`).
+    pub timeout_ms: Option<u64>,
+    /// JSON-RPC error code (`MCP error -32001: ...`).
+    pub error_code: Option<i64>,
+    /// HTTP status (`(HTTP 404)`, or the `status` of an embedded error).
+    pub http_status: Option<u32>,
 }
 
 /// Bytes that became neither a frame nor framing overhead, with the reason.
@@ -238,6 +258,10 @@ pub enum SkipReason {
     HarTruncated,
     /// `invalid_har_entry`: A `log.entries` element that is not a readable HAR entry.
     InvalidHarEntry,
+    /// `cut_log_entry`: The last entry of a Claude Code MCP log, cut mid-object (the process died while writing it).
+    CutLogEntry,
+    /// `invalid_log_entry`: Bytes of a Claude Code MCP log that are not an entry object.
+    InvalidLogEntry,
 }
 
 impl SkipReason {
@@ -273,6 +297,8 @@ impl SkipReason {
             SkipReason::HttpBodyOverCap => "http_body_over_cap",
             SkipReason::HarTruncated => "har_truncated",
             SkipReason::InvalidHarEntry => "invalid_har_entry",
+            SkipReason::CutLogEntry => "cut_log_entry",
+            SkipReason::InvalidLogEntry => "invalid_log_entry",
         }
     }
 }
@@ -336,6 +362,10 @@ pub enum FramingCategory {
     RecordedSizes,
     /// `har_envelope`: HAR JSON around the bodies (entries' fields, escapes, base64 beyond the decoded bytes, the `log` object).
     HarEnvelope,
+    /// `log_array_punctuation`: A Claude Code MCP log's array brackets, commas and whitespace between entries.
+    LogArrayPunctuation,
+    /// `client_log_text`: The text of a client log line around the JSON-RPC body it embeds.
+    ClientLogText,
 }
 
 impl FramingCategory {
@@ -361,6 +391,8 @@ impl FramingCategory {
             FramingCategory::RecorderEnvelope => "recorder_envelope",
             FramingCategory::RecordedSizes => "recorded_sizes",
             FramingCategory::HarEnvelope => "har_envelope",
+            FramingCategory::LogArrayPunctuation => "log_array_punctuation",
+            FramingCategory::ClientLogText => "client_log_text",
         }
     }
 

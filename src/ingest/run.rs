@@ -117,6 +117,7 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
     let reader = Counting { inner: opened.reader, count: Arc::clone(&count) };
     let session = match (format, pair) {
         (Format::Jsonl | Format::Recorder, _) => name,
+        (Format::ClaudeMcpLog, _) => super::lines::claude_mcp_log::server_from_folder(path).unwrap_or_default(),
         (Format::Stdio, Some((_, s))) => s.to_string(),
         _ => file_stem(path),
     };
@@ -130,7 +131,8 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
 
 /// Reads one input's bytes as `format` into `sink`: what reading a file does once it is opened
 /// and its format known. `session` names the stdio session or host-log server (the file stem),
-/// or the JSONL transcript's default session (the file name); `direction` is a stdio pair's side.
+/// the JSONL transcript's default session (the file name), or a Claude Code MCP log's server
+/// (its `mcp-logs-<server>` folder; empty: the text names it); `direction` is a stdio pair's side.
 /// The fuzz targets call this on arbitrary bytes.
 pub fn ingest_reader(
     reader: impl Read + Send,
@@ -145,6 +147,11 @@ pub fn ingest_reader(
         Format::HostLog => super::lines::hostlog::read_hostlog(reader, session, opts.max_frame_bytes, sink),
         Format::Jsonl => super::lines::jsonl::read_jsonl(reader, session, opts.max_frame_bytes, sink),
         Format::Recorder => super::lines::recorder::read_recorder(reader, session, opts.max_frame_bytes, sink),
+        Format::ClaudeMcpLog => {
+            let hint = Some(session).filter(|s| !s.is_empty());
+            super::lines::claude_mcp_log::read_claude_mcp_log(reader, hint, opts.max_frame_bytes, sink)
+        }
+        Format::ClientLog => super::lines::client_log::read_client_log(reader, session, opts.max_frame_bytes, sink),
         Format::Pcap => read_pcap(reader, opts, sink),
         Format::Har => super::har::reader::read_har(reader, opts.max_frame_bytes, sink),
         Format::Empty => {}

@@ -412,6 +412,12 @@ impl Sink for CaptureModel {
             server: e.server,
             kind: e.kind,
             text: e.text,
+            tool: e.facts.tool,
+            tokens: e.facts.tokens,
+            token_limit: e.facts.token_limit,
+            timeout_ms: e.facts.timeout_ms,
+            error_code: e.facts.error_code,
+            http_status: e.facts.http_status,
         });
     }
 

@@ -352,6 +352,18 @@ table! {
         kind: String,
         /// The log text.
         text: String,
+        /// Tool the client log names (e.g. the tool whose result exceeded the token cap).
+        tool: Option<String>,
+        /// Tokens of a result the client refused (`response (N tokens) exceeds ...`).
+        tokens: Option<u64>,
+        /// The client's token cap the result was measured against (Claude Code: 25000).
+        token_limit: Option<u64>,
+        /// Timeout the client log names, milliseconds.
+        timeout_ms: Option<u64>,
+        /// JSON-RPC error code the client log names (`MCP error -32001`).
+        error_code: Option<i64>,
+        /// HTTP status the client log names.
+        http_status: Option<u32>,
     }
 }
 

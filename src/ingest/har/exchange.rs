@@ -216,6 +216,7 @@ impl Exchanges {
                     server: None,
                     kind: "har_body_missing".into(),
                     text: format!("{} {}: {what} body{size} {why}", entry.request.method, entry.request.url),
+                    ..Event::default()
                 });
             }
         }

@@ -877,6 +877,7 @@ impl HttpConnection {
             server: None,
             kind: "tcp_gap".to_string(),
             text: format!("tcp gap of {len} bytes at stream offset {offset} (connection {connection}, {way})"),
+            ..Event::default()
         });
         let dir = &mut self.dirs[side.index()];
         match &mut dir.state {
@@ -1028,6 +1029,7 @@ fn status_event(
         server: None,
         kind: "http_status".to_string(),
         text,
+        ..Event::default()
     });
 }
 

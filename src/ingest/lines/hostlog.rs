@@ -288,6 +288,7 @@ impl HostLogState {
                 server: Some(server),
                 kind: kind.into(),
                 text,
+                ..Event::default()
             });
             sink.framing(FramingCategory::HostlogEventLines, line.len() as u64);
             return;

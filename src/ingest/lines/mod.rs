@@ -1,5 +1,8 @@
 //! Newline-framed sources: one splitter and one line loop, and readers that only interpret a line.
 
+pub mod claude_mcp_log;
+pub mod client_log;
+pub mod client_text;
 pub mod hostlog;
 pub mod jsonl;
 pub mod line_loop;

@@ -31,7 +31,7 @@ use serde_json::value::RawValue;
 use super::line_loop::{LineReader, account_plain_line, read_lines};
 use super::split::Line;
 use crate::ingest::frame::{
-    Direction, Event, Frame, FramingCategory, HttpContext, RecordedFacts, RecordedKind, RequestExtras, Sink, Skip, SkipReason, Transport,
+    Direction, Event, EventFacts, Frame, FramingCategory, HttpContext, RecordedFacts, RecordedKind, RequestExtras, Sink, Skip, SkipReason, Transport,
 };
 use crate::ingest::time::parse_rfc3339_us;
 
@@ -250,7 +250,7 @@ impl RecorderLines<'_> {
                     _ => ("unknown_direction", format!("direction {:?}", other.unwrap_or("(none)"))),
                 };
                 sink.framing(FramingCategory::RecorderEnvelope, line.wire_bytes);
-                sink.event(Event { session: Some(session), ts_us, offset: line.offset, level: "info".into(), server: e.server_label.map(Cow::into_owned), kind: kind.into(), text });
+                sink.event(Event { session: Some(session), ts_us, offset: line.offset, level: "info".into(), server: e.server_label.map(Cow::into_owned), kind: kind.into(), text, ..Event::default() });
                 return;
             }
         };
@@ -333,12 +333,13 @@ fn span(s: Span<'_>, line: &Line<'_>, sink: &mut dyn Sink) {
     let session = s.trace_id.into_owned();
     let start_us = i64::try_from(s.start_unix_nanos / 1000).ok();
     let rpc_id = s.request_id.map(|r| r.get().to_string()).filter(|r| r != "null");
+    let tool = s.tool_name.map(Cow::into_owned);
     let mut request = Frame::new(Transport::Stdio, Some(Direction::ClientToServer), line.offset, Vec::new());
     request.wire_bytes = s.request_bytes;
     request.ts_us = start_us;
     request.session = Some(session.clone());
     request.note = Some(format!("mcptrace-rs span {} of {}: no bodies recorded", s.span_id, s.service_name.as_deref().unwrap_or("mcptrace")));
-    request.recorded = Some(Box::new(RecordedFacts { kind: RecordedKind::Request, method: Some(s.method.into_owned()), rpc_id: rpc_id.clone(), tool: s.tool_name.map(Cow::into_owned), error_code: None }));
+    request.recorded = Some(Box::new(RecordedFacts { kind: RecordedKind::Request, method: Some(s.method.into_owned()), rpc_id: rpc_id.clone(), tool: tool.clone(), error_code: None }));
     let mut recorded = s.request_bytes;
     sink.frame(request);
     let answered = match s.status.as_ref() {
@@ -347,7 +348,8 @@ fn span(s: Span<'_>, line: &Line<'_>, sink: &mut dyn Sink) {
         other => {
             let kind = if other == "timeout" { "request_timed_out" } else { "unanswered_at_shutdown" };
             let text = format!("mcptrace-rs status {other} after {} ms", s.duration_ms);
-            sink.event(Event { session: Some(session.clone()), ts_us: start_us, offset: line.offset, level: "warn".into(), server: None, kind: kind.into(), text });
+            let facts = EventFacts { tool, timeout_ms: Some(s.duration_ms), ..EventFacts::default() };
+            sink.event(Event { session: Some(session.clone()), ts_us: start_us, offset: line.offset, level: "warn".into(), server: None, kind: kind.into(), text, facts });
             None
         }
     };
@@ -448,7 +450,7 @@ mod tests {
                 (Some(Direction::ServerToClient), 60, RecordedKind::Error, Some("\"x\""), None, Some(-32602), Some(1_796_032_002_005_000)),
             ]
         );
-        assert_eq!(sink.events.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(), vec!["request_timed_out"]);
+        assert_eq!(sink.events.iter().map(|e| (e.kind.as_str(), e.facts.tool.as_deref(), e.facts.timeout_ms)).collect::<Vec<_>>(), vec![("request_timed_out", Some("fetch"), Some(30000))]);
         assert_eq!(sink.framing.get("recorded_sizes"), Some(&(120 + 4096 + 90 + 80 + 60)));
     }
 
