@@ -102,6 +102,8 @@ pub fn recorder(data: &[u8]) {
     let mut sink = CollectSink::default();
     read_recorder(input, "fuzz.jsonl", cap, &mut sink);
     assert_closes(&sink, input.len() as u64, 0, cap, "recorder");
+}
+
 /// HAR files: the streaming `log.entries` reader, each entry rebuilt as HTTP and read by the
 /// HTTP/SSE layer (base64 bodies, missing bodies, cut files).
 pub fn har(data: &[u8]) {
