@@ -11,7 +11,7 @@ use mcpsift::report::table_out::{OutputFormat, TableFileFormat};
 
 /// `--input-format NAME`: a format the readers know.
 fn input_format(name: &str) -> Result<Format, String> {
-    Format::from_name(name).ok_or_else(|| "expected stdio, hostlog, jsonl or pcap".to_string())
+    Format::from_name(name).ok_or_else(|| "expected stdio, hostlog, jsonl, embedded_log or pcap".to_string())
 }
 
 /// Postmortems of Model Context Protocol traffic: captures and logs in, numbers out.

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::lines::log_message;
 use super::time::starts_with_timestamp;
 
 /// What an input file holds.
@@ -20,11 +21,14 @@ pub enum Format {
     Empty,
     /// None of the above.
     Unrecognized,
+    /// Log lines that carry whole JSON-RPC messages after a prefix (docker compose, tracing,
+    /// Go and Python logging, JSON-lines logs), or a pasted excerpt of messages and labels.
+    EmbeddedLog,
 }
 
 impl Format {
     /// Every format, for reading a name back.
-    pub const ALL: [Format; 6] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized];
+    pub const ALL: [Format; 7] = [Format::Pcap, Format::Stdio, Format::HostLog, Format::Jsonl, Format::Empty, Format::Unrecognized, Format::EmbeddedLog];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -34,6 +38,7 @@ impl Format {
             Format::Jsonl => "jsonl",
             Format::Empty => "empty",
             Format::Unrecognized => "unrecognized",
+            Format::EmbeddedLog => "embedded_log",
         }
     }
 
@@ -49,6 +54,7 @@ impl Format {
             "stdio" => Some(Format::Stdio),
             "hostlog" => Some(Format::HostLog),
             "jsonl" | "transcript" => Some(Format::Jsonl),
+            "embedded_log" => Some(Format::EmbeddedLog),
             _ => None,
         }
     }
@@ -97,6 +103,10 @@ struct Votes {
     transcript: usize,
     hostlog: usize,
     timestamped: usize,
+    /// Lines carrying a JSON-RPC message after a non-JSON prefix (or in a log record's field).
+    embedded: usize,
+    /// Paste markup: fences, headings, `tail -f` headers, labels.
+    markup: usize,
 }
 
 /// Recognises the format from the first [`super::input::HEAD_BYTES`] decompressed bytes.
@@ -123,7 +133,15 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     if votes.transcript > 0 && votes.transcript * 2 >= votes.lines {
         return Format::Jsonl;
     }
-    if votes.hostlog > 0 || (votes.timestamped > 0 && votes.timestamped * 2 > votes.lines && votes.jsonrpc == 0) {
+    if votes.hostlog > 0 {
+        return Format::HostLog;
+    }
+    // Prefixed messages outnumber bare ones, or bare messages come with paste markup: a log
+    // or a pasted excerpt, not a stdio capture.
+    if (votes.embedded > 0 && votes.embedded >= votes.jsonrpc) || (votes.markup > 0 && votes.jsonrpc + votes.embedded > 0) {
+        return Format::EmbeddedLog;
+    }
+    if votes.timestamped > 0 && votes.timestamped * 2 > votes.lines && votes.jsonrpc == 0 {
         return Format::HostLog;
     }
     if votes.jsonrpc > 0 {
@@ -166,7 +184,13 @@ fn vote_line(line: &[u8], votes: &mut Votes) {
         votes.timestamped += 1;
         if super::lines::hostlog::is_message_line(line) {
             votes.hostlog += 1;
+            return;
         }
+    }
+    if memchr::memmem::find(line, b"jsonrpc").is_some() && matches!(log_message::find(line, 0), log_message::LineContent::Messages(_)) {
+        votes.embedded += 1;
+    } else if super::lines::embedded::is_markup(trimmed) {
+        votes.markup += 1;
     }
 }
 
@@ -207,5 +231,20 @@ mod tests {
         assert_eq!(detect(b"{\n  \"messages\": 3\n}\n", "expected.json"), Format::Unrecognized);
         assert_eq!(detect(b"Starting server\nstill no json\n", "s2c.log"), Format::Stdio);
         assert_eq!(detect(b"Starting server\n", "notes.txt"), Format::Unrecognized);
+    }
+
+    #[test]
+    fn prefixed_messages_and_pastes_are_embedded_logs() {
+        let tracing = b"2026-12-01T10:00:00.1Z DEBUG rmcp::service: received message={\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n2026-12-01T10:00:00.2Z INFO ready\n";
+        assert_eq!(detect(tracing, "x"), Format::EmbeddedLog);
+        assert_eq!(detect(b"mcp-1  | {\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n", "x"), Format::EmbeddedLog);
+        let record = br#"{"level":"debug","msg":"recv","message":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}"#;
+        assert_eq!(detect(&[&record[..], b"\n"].concat(), "x"), Format::EmbeddedLog);
+        assert_eq!(detect(b"```\nRequest:\n{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n```\n", "x"), Format::EmbeddedLog);
+        // Stdio with one polluted line, and a host log with a message line, stay what they are.
+        let polluted = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\nlog: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n";
+        assert_eq!(detect(polluted, "x"), Format::Stdio);
+        let host = b"2025-01-01T10:00:00.000Z [docs] [info] Message from client: {\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n2025-01-01T10:00:00.1Z x {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n";
+        assert_eq!(detect(host, "x"), Format::HostLog);
     }
 }

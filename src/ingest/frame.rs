@@ -33,6 +33,9 @@ pub enum Transport {
     Sse,
     Hostlog,
     Jsonl,
+    /// A message found inside a log line (docker compose, tracing, Python logging, ...):
+    /// how it travelled is not known.
+    Log,
 }
 
 impl Transport {
@@ -43,6 +46,7 @@ impl Transport {
             Transport::Sse => "sse",
             Transport::Hostlog => "hostlog",
             Transport::Jsonl => "jsonl",
+            Transport::Log => "log",
         }
     }
 }
@@ -299,6 +303,12 @@ pub enum FramingCategory {
     HttpGzipEncodedBytes,
     /// `http_gzip_decoded_bytes`: What compressed bodies decoded to.
     HttpGzipDecodedBytes,
+    /// `log_line_prefix`: What surrounds a message inside a log line: prefix, suffix, the quoting of a message held as an escaped string or bytes repr.
+    LogLinePrefix,
+    /// `log_event_lines`: Log lines that are events, not messages.
+    LogEventLines,
+    /// `paste_markup`: Markdown fences, headings, `tail -f` headers and labels (`Request:`) around pasted messages.
+    PasteMarkup,
 }
 
 impl FramingCategory {
@@ -321,6 +331,9 @@ impl FramingCategory {
             FramingCategory::HttpBodyOther => "http_body_other",
             FramingCategory::HttpGzipEncodedBytes => "http_gzip_encoded_bytes",
             FramingCategory::HttpGzipDecodedBytes => "http_gzip_decoded_bytes",
+            FramingCategory::LogLinePrefix => "log_line_prefix",
+            FramingCategory::LogEventLines => "log_event_lines",
+            FramingCategory::PasteMarkup => "paste_markup",
         }
     }
 }

@@ -144,6 +144,7 @@ pub fn ingest_reader(
         Format::Stdio => super::lines::stdio::read_stdio(reader, direction, session, opts.max_frame_bytes, sink),
         Format::HostLog => super::lines::hostlog::read_hostlog(reader, session, opts.max_frame_bytes, sink),
         Format::Jsonl => super::lines::jsonl::read_jsonl(reader, session, opts.max_frame_bytes, sink),
+        Format::EmbeddedLog => super::lines::embedded::read_embedded(reader, session, opts.max_frame_bytes, sink),
         Format::Pcap => read_pcap(reader, opts, sink),
         Format::Empty => {}
         Format::Unrecognized => {

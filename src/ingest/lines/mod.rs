@@ -1,7 +1,9 @@
 //! Newline-framed sources: one splitter and one line loop, and readers that only interpret a line.
 
+pub mod embedded;
 pub mod hostlog;
 pub mod jsonl;
 pub mod line_loop;
+pub mod log_message;
 pub mod split;
 pub mod stdio;
