@@ -26,3 +26,4 @@ mod tables;
 mod latency_chains;
 mod diff;
 mod otlp;
+mod embedded_log;

@@ -286,14 +286,32 @@ pub fn direction_words(prefix: &[u8]) -> Option<Direction> {
 
 const LEVELS: &[&str] = &["trace", "debug", "info", "notice", "warn", "warning", "error", "err", "fatal", "critical", "crit"];
 
-/// The log level a prefix names (`DEBUG`, `[info]`, `"level":"warn"`, `level=error`), lowercase.
+/// The log level a prefix names, lowercase: a `level` field (`"level":"warn"`, `level=error`),
+/// an upper-case level word (`DEBUG`, `WARNING:`) or a bracketed one (`[info]`). A lower-case
+/// word in prose (`transport error: ...`) is not a level.
 pub fn level_word(prefix: &[u8]) -> Option<String> {
-    prefix
-        .split(|b| !b.is_ascii_alphabetic())
-        .take(64)
-        .map(|w| w.to_ascii_lowercase())
-        .find(|w| LEVELS.iter().any(|l| l.as_bytes() == w.as_slice()))
-        .map(|w| String::from_utf8_lossy(&w).into_owned())
+    let head = &prefix[..prefix.len().min(256)];
+    let is_level = |w: &[u8]| LEVELS.iter().any(|l| l.as_bytes().eq_ignore_ascii_case(w));
+    for key in [&b"\"level\":\""[..], b"\"level\": \"", b"level="] {
+        if let Some(at) = memchr::memmem::find(head, key) {
+            let rest = &head[at + key.len()..];
+            let word = &rest[..rest.iter().take_while(|b| b.is_ascii_alphabetic()).count()];
+            if is_level(word) {
+                return Some(String::from_utf8_lossy(word).to_ascii_lowercase());
+            }
+        }
+    }
+    let mut at = 0;
+    for word in head.split(|b| !b.is_ascii_alphabetic()) {
+        let start = at;
+        at += word.len() + 1;
+        let upper = word.iter().all(u8::is_ascii_uppercase);
+        let bracketed = start > 0 && head.get(start - 1) == Some(&b'[') && head.get(start + word.len()) == Some(&b']');
+        if !word.is_empty() && (upper || bracketed) && is_level(word) {
+            return Some(String::from_utf8_lossy(word).to_ascii_lowercase());
+        }
+    }
+    None
 }
 
 /// The first timestamp in a prefix (RFC 3339, `YYYY-MM-DD HH:MM:SS,mmm`, Go's
@@ -387,6 +405,8 @@ mod tests {
         assert_eq!(level_word(b"2026-12-01 10:00:00,123 - mcp.server - DEBUG - "), Some("debug".into()));
         assert_eq!(level_word(br#"{"level":"warn","msg":"#), Some("warn".into()));
         assert_eq!(level_word(b"web-1  | "), None);
+        assert_eq!(level_word(b"2026-12-01 [warn] x"), Some("warn".into()));
+        assert_eq!(level_word(b"2026/12/01 10:00:00 transport error: connection closed"), None, "prose is not a level");
         let t = parse_rfc3339_us("2026-12-01T10:00:00.123Z");
         assert_eq!(timestamp_us(b"2026-12-01 10:00:00,123 - mcp - DEBUG - "), t);
         assert_eq!(timestamp_us(b"2026/12/01 10:00:00 -> "), parse_rfc3339_us("2026-12-01T10:00:00Z"));
