@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 secs=${1:-600}; shift || true
-targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(stdio hostlog jsonl pcap http body message)
+targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(stdio hostlog jsonl pcap http body message embedded)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "logs"

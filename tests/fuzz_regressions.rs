@@ -8,7 +8,7 @@ use crate::harness;
 #[test]
 fn every_fuzz_regression_passes_its_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions");
-    let targets: [(&str, fn(&[u8])); 7] = [
+    let targets: [(&str, fn(&[u8])); 8] = [
         ("stdio", harness::stdio),
         ("hostlog", harness::hostlog),
         ("jsonl", harness::jsonl),
@@ -16,6 +16,7 @@ fn every_fuzz_regression_passes_its_target() {
         ("http", harness::http),
         ("body", harness::body),
         ("message", harness::message),
+        ("embedded", harness::embedded),
     ];
     let mut replayed = 0;
     for (name, run) in targets {

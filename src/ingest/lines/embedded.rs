@@ -278,9 +278,19 @@ impl EmbeddedLog {
             return;
         }
         match self.pending.as_mut() {
-            Some(p) => {
+            Some(p) if p.frame.payload.len() < self.max_frame_bytes => {
                 p.frame.payload.push(b'\n');
                 p.frame.wire_bytes += 1;
+            }
+            // The message is at the cap: its newline is past it.
+            Some(p) => {
+                sink.skip(Skip {
+                    offset: p.frame.offset + p.frame.wire_bytes,
+                    bytes: 1,
+                    reason: SkipReason::LineOverCap,
+                    detail: "multi-line message exceeds --max-frame-bytes".into(),
+                });
+                self.abandon("multi-line message exceeds --max-frame-bytes", sink);
             }
             None => sink.framing(FramingCategory::LineTerminators, 1),
         }
