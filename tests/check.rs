@@ -135,6 +135,23 @@ fn check_reports_each_seeded_problem_in_samples_exactly_once() {
             expected.extend(seeded(&format!("{folder}/{file}"), &truth["problems"]));
         }
     }
+    // The embedded logs carry the stdio_py messages: its truncated result and its timeout
+    // where the file holds them, and a call lost before a close line.
+    let embedded = read_json(&samples().join("embedded_log/truth.json"));
+    for (file, f) in embedded["files"].as_object().unwrap() {
+        let capture = format!("embedded_log/{file}");
+        for p in f["problems"].as_array().unwrap() {
+            let client = format!("{} {}", p["client"]["name"].as_str().unwrap(), p["client"]["version"].as_str().unwrap());
+            let tool = p["tool"].as_str().map(str::to_string);
+            let key = |rule: &str, tool: Option<String>, bytes: Option<i64>| (capture.clone(), rule.to_string(), tool, client.clone(), bytes);
+            match p["rule"].as_str().unwrap() {
+                "result_truncated" => expected.push(key("truncation_rates", tool, p["frame_bytes"].as_i64())),
+                "request_cancelled" => expected.extend([key("truncation_rates", tool.clone(), None), key("latency", tool, None)]),
+                "call_lost" => expected.extend([key("truncation_rates", tool, None), key("connection_deaths", None, None)]),
+                other => panic!("unmapped embedded_log problem {other}"),
+            }
+        }
+    }
     // draft-07 outputSchema warnings are checked against the bytes in
     // `draft07_output_schemas_are_warned_naming_claude_code`.
     got.retain(|g| !(g.1 == "schema_compat" && draft07_tools(&v).contains(&(g.0.clone(), g.2.clone()))));

@@ -11,7 +11,9 @@ truth.json is computed from what this script wrote, never from mcpsift: per file
 message (1-based line, direction, kind, method, id, bytes of the message as recorded),
 every event line (line, level shown or null), the requests unanswered where the file ends
 with no close or error line after them (`unanswered_at_end`) and those unanswered with a
-close line after them (`lost`), and the markup lines (fences, labels, headers).
+close line after them (`lost`), the markup lines (fences, labels, headers), and `problems`
+(a `_meta.truncated` result, a call cancelled after a timeout, a lost call; with the client
+the file's initialize names, `?` when it has none).
 """
 
 import json
@@ -82,6 +84,9 @@ class Writer:
         self.markup = 0
         self.pending = {}  # request id -> line, unanswered so far
         self.lost = []
+        self.tools = {}  # request id -> tool name
+        self.client = {"name": "?", "version": "?"}  # from initialize, when the file has it
+        self.problems = []
 
     def message(self, text, direction, m, raw, pretty_lines=1):
         line = len(self.lines) + 1
@@ -93,6 +98,15 @@ class Writer:
         self.messages.append(entry)
         if entry["kind"] == "request":
             self.pending[m["id"]] = line
+            if m["method"] == "tools/call":
+                self.tools[m["id"]] = m["params"]["name"]
+            if m["method"] == "initialize":
+                self.client = dict(m["params"]["clientInfo"])
+        if entry["kind"] == "response" and (m.get("result") or {}).get("_meta", {}).get("truncated") is True and m["id"] in self.tools:
+            self.problems.append({"rule": "result_truncated", "tool": self.tools[m["id"]], "request_id": m["id"], "frame_bytes": len(raw)})
+        if m.get("method") == "notifications/cancelled" and "timed out" in m["params"].get("reason", "") and m["params"]["requestId"] in self.tools:
+            rid = m["params"]["requestId"]
+            self.problems.append({"rule": "request_cancelled", "tool": self.tools[rid], "request_id": rid})
         elif entry["kind"] in ("response", "error"):
             self.pending.pop(m.get("id"), None)
         elif m.get("method") == "notifications/cancelled":
@@ -103,6 +117,8 @@ class Writer:
         self.events.append({"line": len(self.lines), "level": level})
         if closes:
             self.lost.extend(sorted(self.pending))
+            for rid in sorted(self.pending):
+                self.problems.append({"rule": "call_lost", "tool": self.tools.get(rid), "request_id": rid})
             self.pending.clear()
 
     def markup_line(self, text):
@@ -120,6 +136,7 @@ class Writer:
             "markup_lines": self.markup,
             "unanswered_at_end": sorted(self.pending),
             "lost": self.lost,
+            "problems": [dict(p, client=self.client) for p in self.problems],
         }
 
 

@@ -269,9 +269,9 @@ pub fn direction_words(prefix: &[u8]) -> Option<Direction> {
             return Some(dir);
         }
     }
-    let send = ["send", "sent", "outgoing", "->", ">>>", "-->", "\u{2192}", "write", "writing", "wrote"].iter().any(|w| has(w.as_bytes()))
+    let send = ["send", "sent", "outgoing", "->", ">>>", "-->", "\u{2192}"].iter().any(|w| has(w.as_bytes()))
         || lower.trim_ascii().starts_with(b">");
-    let recv = ["recv", "receiv", "incoming", "<-", "<<<", "<--", "\u{2190}", "read ", "reading"].iter().any(|w| has(w.as_bytes()))
+    let recv = ["recv", "receiv", "incoming", "<-", "<<<", "<--", "\u{2190}"].iter().any(|w| has(w.as_bytes()))
         || lower.trim_ascii().starts_with(b"<");
     let client = has(b"client");
     let server = has(b"server");
