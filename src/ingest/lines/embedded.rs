@@ -140,9 +140,12 @@ impl EmbeddedLog {
                     p.frame.payload.truncate(end);
                     p.frame.wire_bytes -= tail as u64;
                     sink.framing(FramingCategory::LogLinePrefix, tail as u64);
-                    let Some(Pending { frame, .. }) = self.pending.take() else { return };
-                    self.emit(frame, sink);
-                    return;
+                    if p.frame.payload.len() <= self.max_frame_bytes {
+                        let Some(Pending { frame, .. }) = self.pending.take() else { return };
+                        self.emit(frame, sink);
+                        return;
+                    }
+                    // The line that closed the message carries it past the cap: cut below.
                 }
                 _ => p.scan.hopeless = true,
             }
