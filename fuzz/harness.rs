@@ -11,6 +11,7 @@ use mcpsift::ingest::har::reader::read_har;
 use mcpsift::ingest::http::stream::{HttpConnection, HttpEnv};
 use mcpsift::ingest::lines::claude_mcp_log::read_claude_mcp_log;
 use mcpsift::ingest::lines::client_log::read_client_log;
+use mcpsift::ingest::lines::embedded::read_embedded;
 use mcpsift::ingest::lines::hostlog::read_hostlog;
 use mcpsift::ingest::lines::jsonl::read_jsonl;
 use mcpsift::ingest::lines::recorder::read_recorder;
@@ -86,6 +87,18 @@ pub fn client_logs(data: &[u8]) {
         read_client_log(input, "fuzz", cap, &mut sink);
     }
     assert_closes(&sink, input.len() as u64, 0, cap, "client_logs");
+}
+
+/// Log lines with JSON-RPC in them (prefixes, escaped fields, bytes reprs, pastes): the
+/// embedded-log reader on any bytes.
+pub fn embedded(data: &[u8]) {
+    let Some((cap, _, input)) = config(data) else { return };
+    let mut sink = CollectSink::default();
+    read_embedded(input, "fuzz", cap, &mut sink);
+    assert_closes(&sink, input.len() as u64, 0, cap, "embedded");
+    for f in &sink.frames {
+        assert_eq!(f.payload.len() as u64, f.wire_bytes, "embedded frame at {}: payload and wire bytes differ", f.offset);
+    }
 }
 
 /// JSONL transcripts: the transcript reader on any bytes (records, raw strings, base64).

@@ -37,6 +37,10 @@ for name, path in [("py_s2c", S("stdio_py", "s2c.log")), ("py_c2s", S("stdio_py"
 for name in ["mcp.log", "vscode-mcp.log", "mcp-server-docs.log"]:
     put("hostlog", name, cfg() + read(S("hostlog", name), 8192))
     put("hostlog", name + "_cap300", cfg(1) + read(S("hostlog", name), 2048))
+for name in sorted(os.listdir(S("embedded_log"))):
+    if name.endswith((".log", ".md")):
+        put("embedded", name, cfg() + read(S("embedded_log", name), 4096))
+        put("embedded", name + "_cap300", cfg(1) + read(S("embedded_log", name), 2048))
 put("jsonl", "session", cfg() + read(S("transcript", "session.jsonl"), 8192))
 for name in ["mcpsnoop-billing.jsonl", "mcpspy-billing.jsonl", "mcptrace-billing.jsonl"]:
     put("recorder", name, cfg() + read(S("recorder", name), 4096))

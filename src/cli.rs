@@ -11,7 +11,7 @@ use mcpsift::report::table_out::{OutputFormat, TableFileFormat};
 
 /// `--input-format NAME`: a format the readers know.
 fn input_format(name: &str) -> Result<Format, String> {
-    Format::from_name(name).ok_or_else(|| "expected stdio, hostlog, jsonl, recorder, pcap, har, claude_mcp_log or client_log".to_string())
+    Format::from_name(name).ok_or_else(|| "expected stdio, hostlog, jsonl, recorder, pcap, har, claude_mcp_log, client_log or embedded_log".to_string())
 }
 
 /// Postmortems of Model Context Protocol traffic: captures and logs in, numbers out.

@@ -109,9 +109,10 @@ fn timed_out(capture: &str, truth: &Value) -> Vec<Key> {
 
 #[test]
 fn check_reports_each_seeded_problem_in_samples_exactly_once() {
-    // The SDK recordings and the client logs, whose truth lists what Claude Code dropped or rejected.
+    // The SDK recordings, the client logs (their truth lists what Claude Code dropped or rejected)
+    // and the embedded logs (their truth lists the stdio_py problems each file holds).
     let mut folders = recorded_samples();
-    folders.extend(["claude_code", "client_logs"].map(|f| samples().join(f).to_str().expect("utf-8 path").to_string()));
+    folders.extend(["claude_code", "client_logs", "embedded_log"].map(|f| samples().join(f).to_str().expect("utf-8 path").to_string()));
     let v = check_json(&folders.iter().map(String::as_str).collect::<Vec<_>>());
     let mut got = reported(&v);
     let mut expected: Vec<Key> = Vec::new();
@@ -146,6 +147,23 @@ fn check_reports_each_seeded_problem_in_samples_exactly_once() {
             let name = parts.next().unwrap();
             let folder = parts.next().unwrap_or("claude_code");
             expected.push((format!("{folder}/{name}"), rule.to_string(), e["tool"].as_str().map(str::to_string), client.to_string(), None));
+        }
+    }
+    // The embedded logs carry the stdio_py messages: its truncated result and its timeout
+    // where the file holds them, and a call lost before a close line.
+    let embedded = read_json(&samples().join("embedded_log/truth.json"));
+    for (file, f) in embedded["files"].as_object().unwrap() {
+        let capture = format!("embedded_log/{file}");
+        for p in f["problems"].as_array().unwrap() {
+            let client = format!("{} {}", p["client"]["name"].as_str().unwrap(), p["client"]["version"].as_str().unwrap());
+            let tool = p["tool"].as_str().map(str::to_string);
+            let key = |rule: &str, tool: Option<String>, bytes: Option<i64>| (capture.clone(), rule.to_string(), tool, client.clone(), bytes);
+            match p["rule"].as_str().unwrap() {
+                "result_truncated" => expected.push(key("truncation_rates", tool, p["frame_bytes"].as_i64())),
+                "request_cancelled" => expected.extend([key("truncation_rates", tool.clone(), None), key("latency", tool, None)]),
+                "call_lost" => expected.extend([key("truncation_rates", tool, None), key("connection_deaths", None, None)]),
+                other => panic!("unmapped embedded_log problem {other}"),
+            }
         }
     }
     // draft-07 outputSchema warnings are checked against the bytes in

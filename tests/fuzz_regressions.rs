@@ -8,7 +8,7 @@ use crate::harness;
 #[test]
 fn every_fuzz_regression_passes_its_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions");
-    let targets: [(&str, fn(&[u8])); 10] = [
+    let targets: [(&str, fn(&[u8])); 11] = [
         ("stdio", harness::stdio),
         ("hostlog", harness::hostlog),
         ("jsonl", harness::jsonl),
@@ -19,6 +19,7 @@ fn every_fuzz_regression_passes_its_target() {
         ("message", harness::message),
         ("har", harness::har),
         ("client_logs", harness::client_logs),
+        ("embedded", harness::embedded),
     ];
     let mut replayed = 0;
     for (name, run) in targets {

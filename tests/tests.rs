@@ -29,3 +29,4 @@ mod diff;
 mod otlp;
 mod recorder;
 mod har;
+mod embedded_log;

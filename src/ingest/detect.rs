@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::lines::log_message;
 use super::time::starts_with_timestamp;
 
 /// What an input file holds.
@@ -29,11 +30,14 @@ pub enum Format {
     /// An MCP client's own line log: `claude --debug`, Claude Code's terminal errors, Cursor,
     /// Gemini CLI, MCP Inspector.
     ClientLog,
+    /// Log lines that carry whole JSON-RPC messages after a prefix (docker compose, tracing,
+    /// Go and Python logging, JSON-lines logs), or a pasted excerpt of messages and labels.
+    EmbeddedLog,
 }
 
 impl Format {
     /// Every format, for reading a name back.
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::Pcap,
         Format::Stdio,
         Format::HostLog,
@@ -44,6 +48,7 @@ impl Format {
         Format::Har,
         Format::ClaudeMcpLog,
         Format::ClientLog,
+        Format::EmbeddedLog,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +63,7 @@ impl Format {
             Format::Har => "har",
             Format::ClaudeMcpLog => "claude_mcp_log",
             Format::ClientLog => "client_log",
+            Format::EmbeddedLog => "embedded_log",
         }
     }
 
@@ -77,6 +83,7 @@ impl Format {
             "har" => Some(Format::Har),
             "claude_mcp_log" => Some(Format::ClaudeMcpLog),
             "client_log" => Some(Format::ClientLog),
+            "embedded_log" => Some(Format::EmbeddedLog),
             _ => None,
         }
     }
@@ -127,6 +134,10 @@ struct Votes {
     hostlog: usize,
     timestamped: usize,
     client_log: usize,
+    /// Lines carrying a JSON-RPC message after a non-JSON prefix (or in a log record's field).
+    embedded: usize,
+    /// Paste markup: fences, headings, `tail -f` headers, labels.
+    markup: usize,
 }
 
 /// Recognises the format from the first [`super::input::HEAD_BYTES`] decompressed bytes.
@@ -166,7 +177,15 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     if votes.client_log > 0 && votes.client_log * 3 >= votes.lines && votes.hostlog == 0 && votes.jsonrpc == 0 {
         return Format::ClientLog;
     }
-    if votes.hostlog > 0 || (votes.timestamped > 0 && votes.timestamped * 2 > votes.lines && votes.jsonrpc == 0) {
+    if votes.hostlog > 0 {
+        return Format::HostLog;
+    }
+    // Prefixed messages outnumber bare ones, or bare messages come with paste markup: a log
+    // or a pasted excerpt, not a stdio capture.
+    if (votes.embedded > 0 && votes.embedded >= votes.jsonrpc) || (votes.markup > 0 && votes.jsonrpc + votes.embedded > 0) {
+        return Format::EmbeddedLog;
+    }
+    if votes.timestamped > 0 && votes.timestamped * 2 > votes.lines && votes.jsonrpc == 0 {
         return Format::HostLog;
     }
     if votes.jsonrpc > 0 {
@@ -216,7 +235,13 @@ fn vote_line(line: &[u8], votes: &mut Votes) {
         votes.timestamped += 1;
         if super::lines::hostlog::is_message_line(line) {
             votes.hostlog += 1;
+            return;
         }
+    }
+    if memchr::memmem::find(line, b"jsonrpc").is_some() && matches!(log_message::find(line, 0), log_message::LineContent::Messages(_)) {
+        votes.embedded += 1;
+    } else if super::lines::embedded::is_markup(trimmed) {
+        votes.markup += 1;
     }
 }
 
@@ -282,5 +307,20 @@ mod tests {
         assert_eq!(detect(b"[DEBUG] MCP server \"docs\": Starting connection with timeout of 30000ms\n", "x"), Format::ClientLog);
         assert_eq!(detect(b"2025-04-08 11:16:16.790 [error] rmcp: Failed to reload client: MCP error -32000: Connection closed\n", "x"), Format::ClientLog);
         assert_eq!(detect(b"2025-11-18 11:50:12.457 [error] [core] Error connecting to MCP server: MCP error -32001: Request timed out\n", "x"), Format::HostLog);
+    }
+
+    #[test]
+    fn prefixed_messages_and_pastes_are_embedded_logs() {
+        let tracing = b"2026-12-01T10:00:00.1Z DEBUG rmcp::service: received message={\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n2026-12-01T10:00:00.2Z INFO ready\n";
+        assert_eq!(detect(tracing, "x"), Format::EmbeddedLog);
+        assert_eq!(detect(b"mcp-1  | {\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n", "x"), Format::EmbeddedLog);
+        let record = br#"{"level":"debug","msg":"recv","message":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}"#;
+        assert_eq!(detect(&[&record[..], b"\n"].concat(), "x"), Format::EmbeddedLog);
+        assert_eq!(detect(b"```\nRequest:\n{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n```\n", "x"), Format::EmbeddedLog);
+        // Stdio with one polluted line, and a host log with a message line, stay what they are.
+        let polluted = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\nlog: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n";
+        assert_eq!(detect(polluted, "x"), Format::Stdio);
+        let host = b"2025-01-01T10:00:00.000Z [docs] [info] Message from client: {\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n2025-01-01T10:00:00.1Z x {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n";
+        assert_eq!(detect(host, "x"), Format::HostLog);
     }
 }

@@ -33,6 +33,9 @@ pub enum Transport {
     Sse,
     Hostlog,
     Jsonl,
+    /// A message found inside a log line (docker compose, tracing, Python logging, ...):
+    /// how it travelled is not known.
+    Log,
 }
 
 impl Transport {
@@ -43,6 +46,7 @@ impl Transport {
             Transport::Sse => "sse",
             Transport::Hostlog => "hostlog",
             Transport::Jsonl => "jsonl",
+            Transport::Log => "log",
         }
     }
 }
@@ -366,6 +370,12 @@ pub enum FramingCategory {
     LogArrayPunctuation,
     /// `client_log_text`: The text of a client log line around the JSON-RPC body it embeds.
     ClientLogText,
+    /// `log_line_prefix`: What surrounds a message inside a log line: prefix, suffix, the quoting of a message held as an escaped string or bytes repr.
+    LogLinePrefix,
+    /// `log_event_lines`: Log lines that are events, not messages.
+    LogEventLines,
+    /// `paste_markup`: Markdown fences, headings, `tail -f` headers and labels (`Request:`) around pasted messages.
+    PasteMarkup,
 }
 
 impl FramingCategory {
@@ -393,6 +403,9 @@ impl FramingCategory {
             FramingCategory::HarEnvelope => "har_envelope",
             FramingCategory::LogArrayPunctuation => "log_array_punctuation",
             FramingCategory::ClientLogText => "client_log_text",
+            FramingCategory::LogLinePrefix => "log_line_prefix",
+            FramingCategory::LogEventLines => "log_event_lines",
+            FramingCategory::PasteMarkup => "paste_markup",
         }
     }
 

@@ -152,6 +152,7 @@ pub fn ingest_reader(
             super::lines::claude_mcp_log::read_claude_mcp_log(reader, hint, opts.max_frame_bytes, sink)
         }
         Format::ClientLog => super::lines::client_log::read_client_log(reader, session, opts.max_frame_bytes, sink),
+        Format::EmbeddedLog => super::lines::embedded::read_embedded(reader, session, opts.max_frame_bytes, sink),
         Format::Pcap => read_pcap(reader, opts, sink),
         Format::Har => super::har::reader::read_har(reader, opts.max_frame_bytes, sink),
         Format::Empty => {}

@@ -21,7 +21,7 @@ use super::rows::{CallRow, EventRow, FrameRow, Outcome, SessionRow, ToolRow};
 use super::sessions::{Sessions, fill_session_facts};
 use super::validate::OutputSchemas;
 use crate::ingest::accounting::Accounting;
-use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip};
+use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip, Transport};
 
 pub use super::chunks::ChunkSink;
 pub use super::facts::is_server_output_validation;
@@ -91,6 +91,9 @@ pub struct CaptureModel {
     chains: Chains,
     /// Each listed tool's `x-mcp-header` arguments (tools/list does not vary per connection).
     header_params: std::collections::HashMap<String, Vec<(String, String)>>,
+    /// Close and error events: their session (`None`: the whole capture) and the frames
+    /// seen before them. A request before one of them was lost, not cut off by the log's end.
+    closes: Vec<(Option<String>, u64)>,
 }
 
 impl CaptureModel {
@@ -109,6 +112,7 @@ impl CaptureModel {
             schemas: OutputSchemas::default(),
             chains: Chains::default(),
             header_params: Default::default(),
+            closes: Vec::new(),
         }
     }
 
@@ -380,7 +384,13 @@ impl CaptureModel {
                     Some(t) => format!("{} {t}", call.method),
                     None => call.method.clone(),
                 };
-                st.unanswered.push(format!("id {} ({what})", call.rpc_id));
+                let closed_after = self.closes.iter().any(|(s, seen)| *seen > call.req_seq && s.as_deref().is_none_or(|s| s == &*call.session));
+                if is_excerpt(st.row.transport) && !closed_after {
+                    call.outcome = Outcome::UnknownLogEnded;
+                    st.log_ended.push(format!("id {} ({what})", call.rpc_id));
+                } else {
+                    st.unanswered.push(format!("id {} ({what})", call.rpc_id));
+                }
             }
         }
         self.sessions.events(&out.events);
@@ -390,6 +400,18 @@ impl CaptureModel {
         out.pages = super::pages::build_pages(&paged);
         out
     }
+}
+
+/// Logs that can be excerpts (pasted or cut anywhere): a request unanswered where they end
+/// may still have been in flight. Stdio tee logs and packet captures record the whole pipe.
+fn is_excerpt(transport: Transport) -> bool {
+    matches!(transport, Transport::Hostlog | Transport::Log)
+}
+
+/// An event that says the connection ended or failed after what came before it.
+fn is_close_or_error(e: &Event) -> bool {
+    matches!(e.kind.as_str(), "transport_closed" | "transport_closed_unexpectedly" | "server_disconnected" | "error")
+        || matches!(e.level.as_str(), "error" | "err" | "fatal" | "critical" | "crit")
 }
 
 impl Sink for CaptureModel {
@@ -403,6 +425,9 @@ impl Sink for CaptureModel {
 
     fn event(&mut self, e: Event) {
         self.flush();
+        if is_close_or_error(&e) {
+            self.closes.push((e.session.clone(), self.seq));
+        }
         self.out.events.push(EventRow {
             capture: self.capture.to_string(),
             session: e.session,

@@ -19,6 +19,9 @@ categorical! {
         #[default]
         NoResponse = "no_response",
         Cancelled = "cancelled",
+        /// Unanswered where a log excerpt (host log, embedded log) ends, with no close or
+        /// error event after the request: the log stopped, not necessarily the connection.
+        UnknownLogEnded = "unknown_log_ended",
     }
 }
 

@@ -295,7 +295,7 @@ impl Categorical for Direction {
 }
 
 impl Categorical for Transport {
-    const VALUES: &'static [Self] = &[Transport::Stdio, Transport::Http, Transport::Sse, Transport::Hostlog, Transport::Jsonl];
+    const VALUES: &'static [Self] = &[Transport::Stdio, Transport::Http, Transport::Sse, Transport::Hostlog, Transport::Jsonl, Transport::Log];
     fn as_str(self) -> &'static str {
         Transport::as_str(self)
     }

@@ -17,6 +17,8 @@ pub(crate) struct SessionState {
     pub abrupt_reason: Option<String>,
     pub last_frame_incomplete: Option<String>,
     pub unanswered: Vec<String>,
+    /// Requests still unanswered where a log excerpt ends (`unknown_log_ended` calls).
+    pub log_ended: Vec<String>,
     pub timeout_cancels: u64,
     /// Negotiation facts: server/discover sent, answered with a result, answered with an error;
     /// initialize answered; a 2026-07-28 result (with `resultType`) seen.
@@ -205,6 +207,9 @@ impl Sessions {
             };
             st.row.ending = if abrupt {
                 Ending::Abrupt
+            } else if !st.log_ended.is_empty() {
+                st.row.end_cause = Some(format!("log ended with {} request(s) unanswered: {}", st.log_ended.len(), st.log_ended.join(", ")));
+                Ending::Unknown
             } else if st.row.frames == 0 {
                 Ending::Unknown
             } else {

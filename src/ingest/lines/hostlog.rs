@@ -90,7 +90,7 @@ fn parse_header(line: &[u8]) -> Option<Header<'_>> {
 }
 
 /// Result of looking for one JSON value at the start of `bytes`.
-enum JsonEnd {
+pub(super) enum JsonEnd {
     /// The value ends at this byte index.
     Complete(usize),
     /// The input ended inside the value (it may continue on the next lines).
@@ -105,7 +105,7 @@ thread_local! {
     static PARSE_ATTEMPTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-fn json_end(bytes: &[u8]) -> JsonEnd {
+pub(super) fn json_end(bytes: &[u8]) -> JsonEnd {
     #[cfg(test)]
     PARSE_ATTEMPTS.with(|c| c.set(c.get() + 1));
     let mut it = serde_json::Deserializer::from_slice(bytes).into_iter::<IgnoredAny>();
@@ -126,7 +126,7 @@ struct Pending {
 /// Where a pretty-printed JSON value closes, found by scanning each byte once (brackets
 /// outside strings), so a long body is parsed once when it closes, not on every line.
 #[derive(Default)]
-struct BracketScan {
+pub(super) struct BracketScan {
     /// Payload bytes already scanned.
     scanned: usize,
     depth: u64,
@@ -134,14 +134,14 @@ struct BracketScan {
     escaped: bool,
     opened: bool,
     /// The value's bracket closed (the body can be parsed).
-    closed: bool,
+    pub(super) closed: bool,
     /// The body was parsed once and is not a complete value: it never will be.
-    hopeless: bool,
+    pub(super) hopeless: bool,
 }
 
 impl BracketScan {
     /// Scans the payload bytes not yet seen.
-    fn advance(&mut self, payload: &[u8]) {
+    pub(super) fn advance(&mut self, payload: &[u8]) {
         if self.closed {
             return;
         }
@@ -333,7 +333,7 @@ pub fn host_cut_marker(payload: &[u8]) -> Option<String> {
     Some(String::from_utf8_lossy(&payload[open..end]).into_owned())
 }
 
-fn classify_event(text: &str, level: &str) -> &'static str {
+pub(super) fn classify_event(text: &str, level: &str) -> &'static str {
     let lower = text.to_ascii_lowercase();
     if lower.contains("transport closed unexpectedly") || lower.contains("closed unexpectedly") {
         "transport_closed_unexpectedly"
