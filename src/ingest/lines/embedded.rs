@@ -222,6 +222,7 @@ impl EmbeddedLog {
                     server: service.map(|s| String::from_utf8_lossy(s).into_owned()),
                     kind: kind.into(),
                     text,
+                    ..Event::default()
                 });
                 sink.framing(FramingCategory::LogEventLines, line.bytes.len() as u64);
             }
