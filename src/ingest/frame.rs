@@ -208,7 +208,7 @@ pub enum SkipReason {
     ReadError,
     /// `unreadable_file`: The file could not be opened.
     UnreadableFile,
-    /// `unrecognized_format`: Not a pcap, stdio log, host log or JSONL transcript.
+    /// `unrecognized_format`: Not a format mcpsift reads.
     UnrecognizedFormat,
     /// `unreadable_capture`: A packet capture whose file header cannot be read.
     UnreadableCapture,

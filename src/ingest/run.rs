@@ -162,7 +162,7 @@ pub fn ingest_reader(
                 offset: 0,
                 bytes,
                 reason: SkipReason::UnrecognizedFormat,
-                detail: "not a pcap, stdio log, host log or JSONL transcript".into(),
+                detail: "not a format mcpsift reads (packet capture, stdio log, host or client log, log with JSON-RPC lines, transcript, recorder JSONL, HAR)".into(),
             });
         }
     }

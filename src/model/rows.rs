@@ -365,7 +365,7 @@ table! {
         timeout_ms: Option<u64>,
         /// JSON-RPC error code the client log names (`MCP error -32001`).
         error_code: Option<i64>,
-        /// HTTP status the client log names.
+        /// HTTP status the client log names, or of an HTTP error response (`http_status` events).
         http_status: Option<u32>,
     }
 }

@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 
 use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
-use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, HttpContext, RequestExtras, Sink, Skip, SkipReason, Transport};
+use crate::ingest::frame::{Direction, Event, EventFacts, Frame, FramingCategory, HttpContext, RequestExtras, Sink, Skip, SkipReason, Transport};
 use crate::ingest::http::body::{BodyContent, BodyOutput, ContentSink, content_kind};
 use crate::ingest::http::chunked::ChunkedDecoder;
 use crate::ingest::http::encoding::ContentDecoder;
@@ -1029,6 +1029,7 @@ fn status_event(
         server: None,
         kind: "http_status".to_string(),
         text,
+        facts: EventFacts { http_status: Some(u32::from(status)), ..EventFacts::default() },
         ..Event::default()
     });
 }
