@@ -274,7 +274,7 @@ fn a_message_nested_100000_levels_deep_is_a_counted_frame() {
     let request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"deep\"}}\n";
     std::fs::write(dir.join("c2s.log"), request).unwrap();
     std::fs::write(dir.join("s2c.log"), &deep).unwrap();
-    let loaded = load_paths(&[dir.clone()]);
+    let loaded = load_paths(std::slice::from_ref(&dir));
     let r = rows(&loaded, "SELECT direction, kind, wire_bytes FROM frames ORDER BY seq");
     assert_eq!(r.len(), 2, "{r:?}");
     assert_eq!(r[1]["kind"], "response");
@@ -300,7 +300,7 @@ fn structured_content_deeper_than_128_levels_is_not_a_predicted_rejection() {
     ];
     std::fs::write(dir.join("c2s.log"), c2s.join("\n") + "\n").unwrap();
     std::fs::write(dir.join("s2c.log"), s2c.join("\n") + "\n").unwrap();
-    let loaded = load_paths(&[dir.clone()]);
+    let loaded = load_paths(std::slice::from_ref(&dir));
     let r = rows(&loaded, "SELECT rpc_id, validation, schema_valid, validation_detail FROM calls WHERE method = 'tools/call' ORDER BY rpc_id");
     assert_eq!(r.len(), 2, "{r:?}");
     assert_eq!(r[0]["validation"], "none", "{r:?}");

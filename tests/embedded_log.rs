@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::util::{load_paths, mcpsift, read_json, rows, samples};
+use crate::util::{id_text, load_paths, mcpsift, read_json, rows, samples};
 
 fn folder() -> PathBuf {
     samples().join("embedded_log")
@@ -20,14 +20,6 @@ fn truth_files() -> Vec<(String, Value)> {
 /// 1-based line of a byte offset, by counting newlines in the file.
 fn line_of(bytes: &[u8], offset: u64) -> u64 {
     bytes[..offset as usize].iter().filter(|&&b| b == b'\n').count() as u64 + 1
-}
-
-fn id_text(v: &Value) -> Value {
-    match v {
-        Value::Null => Value::Null,
-        Value::String(s) => Value::String(s.clone()),
-        other => Value::String(other.to_string()),
-    }
 }
 
 #[test]

@@ -8,7 +8,8 @@ use crate::harness;
 #[test]
 fn every_fuzz_regression_passes_its_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions");
-    let targets: [(&str, fn(&[u8])); 11] = [
+    type Target = (&'static str, fn(&[u8]));
+    let targets: [Target; 11] = [
         ("stdio", harness::stdio),
         ("hostlog", harness::hostlog),
         ("jsonl", harness::jsonl),

@@ -3,19 +3,10 @@
 
 use serde_json::Value;
 
-use crate::util::{load_paths, mcpsift, read_json, rows, samples};
+use crate::util::{id_text, load_paths, mcpsift, read_json, rows, samples};
 
 fn truth() -> Value {
     read_json(&samples().join("har/truth.json"))
-}
-
-/// A JSON-RPC id as the `rpc_id` column writes it (`null` when absent).
-fn id_text(v: &Value) -> Value {
-    match v {
-        Value::Null => Value::Null,
-        Value::String(s) => Value::String(s.clone()),
-        other => Value::String(other.to_string()),
-    }
 }
 
 #[test]

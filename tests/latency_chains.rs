@@ -174,7 +174,7 @@ pub fn http_truth() -> BTreeMap<Key, Vec<f64>> {
 
 fn latency_groups(paths: &[&str], rule: Option<&str>) -> Value {
     let mut args = vec!["check"];
-    args.extend(paths.iter().map(|p| *p));
+    args.extend(paths.iter().copied());
     args.extend(["-q", "--format", "json"]);
     if let Some(r) = rule {
         args.extend(["--rule", r]);

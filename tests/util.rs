@@ -174,3 +174,12 @@ pub fn parquet_rows(folder: &Path) -> usize {
     }
     rows
 }
+
+/// A JSON-RPC id as the `rpc_id` column writes it (`null` when absent).
+pub fn id_text(v: &Value) -> Value {
+    match v {
+        Value::Null => Value::Null,
+        Value::String(s) => Value::String(s.clone()),
+        other => Value::String(other.to_string()),
+    }
+}

@@ -4,6 +4,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::lines::log_message;
+use super::lines::log_message::RpcKeys;
 use super::time::starts_with_timestamp;
 
 /// What an input file holds.
@@ -113,18 +114,6 @@ struct TranscriptProbe<'a> {
     jsonrpc: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
-struct RpcProbe<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
-}
-
 #[derive(Default)]
 struct Votes {
     lines: usize,
@@ -217,14 +206,14 @@ fn vote_line(line: &[u8], votes: &mut Votes) {
                 return;
             }
         }
-        if let Ok(r) = serde_json::from_slice::<RpcProbe>(trimmed)
+        if let Ok(r) = serde_json::from_slice::<RpcKeys>(trimmed)
             && (r.jsonrpc.is_some() || r.method.is_some() || r.result.is_some() || r.error.is_some())
         {
             votes.jsonrpc += 1;
             return;
         }
     }
-    if trimmed.first() == Some(&b'[') && serde_json::from_slice::<Vec<RpcProbe>>(trimmed).is_ok() {
+    if trimmed.first() == Some(&b'[') && serde_json::from_slice::<Vec<RpcKeys>>(trimmed).is_ok() {
         votes.jsonrpc += 1;
         return;
     }

@@ -1030,7 +1030,6 @@ fn status_event(
         kind: "http_status".to_string(),
         text,
         facts: EventFacts { http_status: Some(u32::from(status)), ..EventFacts::default() },
-        ..Event::default()
     });
 }
 

@@ -15,9 +15,9 @@
 use std::io::Read;
 
 use super::client_text::{classify, embedded_body_start};
-use super::line_loop::{LineReader, read_lines};
+use super::line_loop::{LineReader, account_log_line_end, read_lines};
 use super::split::Line;
-use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
+use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, Sink, Transport};
 use crate::ingest::time::{parse_rfc3339_us, starts_with_timestamp};
 
 /// Text kept of one event (its line and the lines that belong to it); the bytes beyond are
@@ -220,18 +220,7 @@ impl LineReader for ClientLog {
         if line.terminated {
             sink.framing(FramingCategory::LineTerminators, 1);
         }
-        if line.had_cr {
-            sink.framing(FramingCategory::LineTerminators, 1);
-        }
-        if line.capped {
-            let cut = line.wire_bytes - line.bytes.len() as u64 - u64::from(line.had_cr);
-            sink.skip(Skip {
-                offset: line.offset + line.bytes.len() as u64,
-                bytes: cut,
-                reason: SkipReason::LineOverCap,
-                detail: format!("log line of {} bytes exceeds --max-frame-bytes; the rest is not read", line.wire_bytes),
-            });
-        }
+        account_log_line_end(line, sink);
         if line.is_blank() {
             return;
         }
@@ -264,7 +253,7 @@ pub fn read_client_log(reader: impl Read, default_session: &str, max_frame_bytes
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::CollectSink;
+    use crate::ingest::frame::{CollectSink, SkipReason};
 
     fn read(text: &str) -> CollectSink {
         let mut sink = CollectSink::default();

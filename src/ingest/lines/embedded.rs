@@ -11,7 +11,7 @@
 use std::io::Read;
 
 use super::hostlog::{BracketScan, JsonEnd, classify_event, json_end};
-use super::line_loop::{LineReader, read_lines};
+use super::line_loop::{LineReader, account_log_line_end, read_lines};
 use super::log_message::{LineContent, direction_words, find, level_word, timestamp_us};
 use super::split::Line;
 use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
@@ -232,18 +232,7 @@ impl EmbeddedLog {
 
 impl LineReader for EmbeddedLog {
     fn line(&mut self, line: &Line<'_>, sink: &mut dyn Sink) {
-        if line.had_cr {
-            sink.framing(FramingCategory::LineTerminators, 1);
-        }
-        if line.capped {
-            let cut = line.wire_bytes - line.bytes.len() as u64 - u64::from(line.had_cr);
-            sink.skip(Skip {
-                offset: line.offset + line.bytes.len() as u64,
-                bytes: cut,
-                reason: SkipReason::LineOverCap,
-                detail: format!("log line of {} bytes exceeds --max-frame-bytes; the rest is not read", line.wire_bytes),
-            });
-        }
+        account_log_line_end(line, sink);
         let indent = line.bytes.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
         let (compose, service) = match compose_prefix(&line.bytes[indent..]) {
             Some((len, name)) => (len, Some(name)),

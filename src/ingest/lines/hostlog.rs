@@ -17,7 +17,7 @@ use serde::de::IgnoredAny;
 
 use crate::ingest::time::starts_with_timestamp;
 use crate::ingest::frame::{Direction, Event, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
-use super::line_loop::{LineReader, read_lines};
+use super::line_loop::{LineReader, account_log_line_end, read_lines};
 use super::split::Line;
 use crate::ingest::time::parse_rfc3339_us;
 
@@ -362,18 +362,7 @@ pub fn read_hostlog(reader: impl Read, default_server: &str, max_frame_bytes: us
 
 impl LineReader for HostLogState {
     fn line(&mut self, line: &Line<'_>, sink: &mut dyn Sink) {
-        if line.had_cr {
-            sink.framing(FramingCategory::LineTerminators, 1);
-        }
-        if line.capped {
-            let cut = line.wire_bytes - line.bytes.len() as u64 - u64::from(line.had_cr);
-            sink.skip(Skip {
-                offset: line.offset + line.bytes.len() as u64,
-                bytes: cut,
-                reason: SkipReason::LineOverCap,
-                detail: format!("log line of {} bytes exceeds --max-frame-bytes; the rest is not read", line.wire_bytes),
-            });
-        }
+        account_log_line_end(line, sink);
         if let Some(skip) = self.skipping.as_mut() {
             if !starts_with_timestamp(line.bytes) {
                 skip.bytes += line.bytes.len() as u64 + u64::from(line.terminated);

@@ -40,3 +40,20 @@ pub fn account_plain_line(line: &Line<'_>, sink: &mut dyn Sink) -> bool {
     }
     false
 }
+
+/// The `\r` of a log line whose reader keeps the text (host logs, client logs, embedded logs)
+/// is a terminator; what the splitter cut past `--max-frame-bytes` is a `line_over_cap` skip.
+pub fn account_log_line_end(line: &Line<'_>, sink: &mut dyn Sink) {
+    if line.had_cr {
+        sink.framing(FramingCategory::LineTerminators, 1);
+    }
+    if line.capped {
+        let cut = line.wire_bytes - line.bytes.len() as u64 - u64::from(line.had_cr);
+        sink.skip(Skip {
+            offset: line.offset + line.bytes.len() as u64,
+            bytes: cut,
+            reason: SkipReason::LineOverCap,
+            detail: format!("log line of {} bytes exceeds --max-frame-bytes; the rest is not read", line.wire_bytes),
+        });
+    }
+}

@@ -41,16 +41,17 @@ pub enum LineContent<'a> {
     None,
 }
 
+/// The keys that make a JSON object a JSON-RPC message (format detection probes with it too).
 #[derive(Deserialize)]
-struct RpcKeys<'a> {
+pub(crate) struct RpcKeys<'a> {
     #[serde(borrow)]
-    jsonrpc: Option<&'a RawValue>,
+    pub(crate) jsonrpc: Option<&'a RawValue>,
     #[serde(borrow)]
-    method: Option<&'a RawValue>,
+    pub(crate) method: Option<&'a RawValue>,
     #[serde(borrow)]
-    result: Option<&'a RawValue>,
+    pub(crate) result: Option<&'a RawValue>,
     #[serde(borrow)]
-    error: Option<&'a RawValue>,
+    pub(crate) error: Option<&'a RawValue>,
     #[serde(borrow)]
     id: Option<&'a RawValue>,
 }
