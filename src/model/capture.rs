@@ -94,6 +94,9 @@ pub struct CaptureModel {
     /// Close and error events: their session (`None`: the whole capture) and the frames
     /// seen before them. A request before one of them was lost, not cut off by the log's end.
     closes: Vec<(Option<String>, u64)>,
+    /// Requests (their seq) whose response a HAR writer did not save: the frame just before a
+    /// `har_body_missing` event for a response body.
+    unrecorded_answers: Vec<u64>,
 }
 
 impl CaptureModel {
@@ -113,6 +116,7 @@ impl CaptureModel {
             chains: Chains::default(),
             header_params: Default::default(),
             closes: Vec::new(),
+            unrecorded_answers: Vec::new(),
         }
     }
 
@@ -385,7 +389,9 @@ impl CaptureModel {
                     None => call.method.clone(),
                 };
                 let closed_after = self.closes.iter().any(|(s, seen)| *seen > call.req_seq && s.as_deref().is_none_or(|s| s == &*call.session));
-                if is_excerpt(st.row.transport) && !closed_after {
+                if self.unrecorded_answers.contains(&call.req_seq) {
+                    call.outcome = Outcome::UnknownNotRecorded;
+                } else if is_excerpt(st.row.transport) && !closed_after {
                     call.outcome = Outcome::UnknownLogEnded;
                     st.log_ended.push(format!("id {} ({what})", call.rpc_id));
                 } else {
@@ -427,6 +433,9 @@ impl Sink for CaptureModel {
         self.flush();
         if is_close_or_error(&e) {
             self.closes.push((e.session.clone(), self.seq));
+        }
+        if e.kind == crate::ingest::har::exchange::BODY_MISSING_KIND && e.text.contains(crate::ingest::har::exchange::RESPONSE_BODY_MISSING) && self.seq > 0 {
+            self.unrecorded_answers.push(self.seq - 1);
         }
         self.out.events.push(EventRow {
             capture: self.capture.to_string(),

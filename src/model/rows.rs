@@ -22,6 +22,9 @@ categorical! {
         /// Unanswered where a log excerpt (host log, embedded log) ends, with no close or
         /// error event after the request: the log stopped, not necessarily the connection.
         UnknownLogEnded = "unknown_log_ended",
+        /// Answered, but the recorder did not keep the answer (a HAR writer dropped the
+        /// response body): not a lost call.
+        UnknownNotRecorded = "unknown_not_recorded",
     }
 }
 

@@ -9,6 +9,12 @@
 
 use serde::Deserialize;
 
+/// The event kind of a body the HAR writer did not save.
+pub const BODY_MISSING_KIND: &str = "har_body_missing";
+/// What the event's text says when it is the response body (the model then knows the request
+/// just before it was answered: its outcome is `unknown_not_recorded`, not a lost call).
+pub const RESPONSE_BODY_MISSING: &str = ": response body";
+
 use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
 use crate::ingest::frame::{Event, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
 use crate::ingest::http::stream::{HttpConnection, HttpEnv};
@@ -214,7 +220,7 @@ impl Exchanges {
                     offset,
                     level: "warn".into(),
                     server: None,
-                    kind: "har_body_missing".into(),
+                    kind: BODY_MISSING_KIND.into(),
                     text: format!("{} {}: {what} body{size} {why}", entry.request.method, entry.request.url),
                     ..Event::default()
                 });
