@@ -104,12 +104,8 @@ pub fn classify(text: &str, level: &str) -> Classified {
         "server_connected"
     } else if c.facts.tool.is_some() && (has("calling") || has("handling calltool")) {
         "tool_call"
-    } else if level == "error" || level == "fatal" || level == "critical" {
-        "error"
-    } else if level.starts_with("warn") {
-        "warning"
     } else {
-        "log"
+        super::hostlog::level_kind(level)
     };
     c
 }

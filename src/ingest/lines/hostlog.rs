@@ -345,7 +345,14 @@ pub(super) fn classify_event(text: &str, level: &str) -> &'static str {
         "server_starting"
     } else if lower.contains("connected successfully") {
         "server_connected"
-    } else if level == "error" || level == "fatal" || level == "critical" {
+    } else {
+        level_kind(level)
+    }
+}
+
+/// The kind of a log line that names nothing more specific: by its level.
+pub(super) fn level_kind(level: &str) -> &'static str {
+    if level == "error" || level == "fatal" || level == "critical" {
         "error"
     } else if level.starts_with("warn") {
         "warning"
