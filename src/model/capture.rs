@@ -131,16 +131,30 @@ impl CaptureModel {
         self.out.accounting.diagnostic(d);
     }
 
+    /// Parses one frame's message (what the model does to each frame before absorbing it).
+    /// Needs nothing of the model, so a caller may parse ahead on other threads and hand the
+    /// result to [`CaptureModel::frame_parsed`].
+    pub fn parse_frame(f: &Frame) -> Parsed {
+        match &f.recorded {
+            Some(r) => recorded_message(r),
+            None => parse_payload(&f.payload),
+        }
+    }
+
+    /// Takes a frame already parsed with [`CaptureModel::parse_frame`]: the same as
+    /// [`Sink::frame`], in the same order, without parsing it again.
+    pub fn frame_parsed(&mut self, frame: Frame, parsed: Parsed) {
+        self.flush();
+        self.absorb(frame, parsed);
+    }
+
     fn flush(&mut self) {
         if self.batch.is_empty() {
             return;
         }
         let batch = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
-        let parse = |f: &Frame| match &f.recorded {
-            Some(r) => recorded_message(r),
-            None => parse_payload(&f.payload),
-        };
+        let parse = Self::parse_frame;
         let parsed: Vec<Parsed> = if batch.len() > 1 { batch.par_iter().map(parse).collect() } else { batch.iter().map(parse).collect() };
         for (frame, parsed) in batch.into_iter().zip(parsed) {
             self.absorb(frame, parsed);

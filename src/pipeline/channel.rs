@@ -1,6 +1,6 @@
 //! One capture from bytes to rows: reading (ingest) runs on its own thread and hands batches
-//! of sink calls to the model over a bounded channel, so reading, parsing and row building
-//! overlap. Knows nothing of discovery, tables or progress.
+//! of sink calls to the model over a bounded channel; each batch is parsed on the pool while
+//! the one before it is absorbed, so reading, parsing and row building overlap. Knows nothing of discovery, tables or progress.
 
 use std::sync::Arc;
 use std::sync::mpsc::{SyncSender, sync_channel};
@@ -8,7 +8,10 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use crate::ingest::discover::CaptureInput;
 use crate::ingest::frame::{Event, Frame, FramingCategory, Sink, Skip};
 use crate::ingest::run::FileReport;
+use rayon::prelude::*;
+
 use crate::model::capture::{CaptureModel, CaptureRows, ModelOptions};
+use crate::model::message::Parsed;
 
 /// Batches in flight between the reading thread and the model (memory: this many batches).
 const CHANNEL_BATCHES: usize = 1;
@@ -30,14 +33,40 @@ pub fn capture_rows(input: &CaptureInput, ingest: &IngestFn<'_>, model_opts: &Ar
             sink.send();
             files
         });
+        // Batch n+1 is parsed (on the pool) while batch n is absorbed: absorbing is sequential,
+        // parsing is not, and the two need not wait for each other.
+        let mut ready: Option<(Vec<SinkItem>, Vec<Option<Parsed>>)> = None;
         for batch in rx {
-            for item in batch {
-                item.apply(&mut model);
-            }
+            let (parsed, ()) = rayon::join(|| parse_ahead(&batch), || absorb(ready.take(), &mut model));
+            ready = Some((batch, parsed));
         }
+        absorb(ready.take(), &mut model);
         reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     });
     (files, model.finish())
+}
+
+/// The parsed message of each frame of `batch`, on all cores of the pool.
+fn parse_ahead(batch: &[SinkItem]) -> Vec<Option<Parsed>> {
+    batch
+        .par_iter()
+        .with_min_len(64)
+        .map(|item| match item {
+            SinkItem::Frame(f) => Some(CaptureModel::parse_frame(f)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Applies a batch parsed by [`parse_ahead`] to the model, in order.
+fn absorb(ready: Option<(Vec<SinkItem>, Vec<Option<Parsed>>)>, model: &mut CaptureModel) {
+    let Some((items, parsed)) = ready else { return };
+    for (item, parsed) in items.into_iter().zip(parsed) {
+        match (item, parsed) {
+            (SinkItem::Frame(f), Some(p)) => model.frame_parsed(f, p),
+            (item, _) => item.apply(model),
+        }
+    }
 }
 
 /// One sink call, carried from the reading thread to the model.
