@@ -1,15 +1,14 @@
-//! Builds one capture's rows from its frames: the [`Sink`] a source writes into. It batches
-//! and parses frames, classifies them, and routes each message to session tracking
+//! Builds one capture's rows from its frames: the [`Sink`] a source writes into. It parses
+//! frames, classifies them, and routes each message to session tracking
 //! (`sessions.rs`), pairing (`pairing.rs`) and fact extraction (`facts.rs`); rows become
 //! columns in `chunks.rs`, and the byte accounting is ingest's (`ingest::accounting`).
 //!
-//! Frames are parsed in batches on all cores (rayon) and then absorbed in order, so `seq` is
-//! arrival order and payloads are dropped as soon as they are measured: memory is bounded by
-//! the batch and the rows.
+//! Frames are absorbed in arrival order, so `seq` is arrival order, and payloads are dropped
+//! as soon as they are measured: memory is bounded by the rows. Parsing needs nothing of the
+//! model ([`CaptureModel::parse_frame`]), so the pipeline parses each batch on all cores ahead
+//! of absorbing it ([`CaptureModel::frame_parsed`], `pipeline/channel.rs`).
 
 use std::sync::Arc;
-
-use rayon::prelude::*;
 
 use super::chunks::{chunk_calls, chunk_frames};
 use super::chains::{Chains, next_round};
@@ -26,10 +25,6 @@ use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip, Transport};
 pub use super::chunks::ChunkSink;
 pub use super::facts::is_server_output_validation;
 pub use crate::ingest::accounting::Diagnostic;
-
-/// Parse this many payload bytes (or frames) together on all cores.
-const BATCH_BYTES: usize = 4 << 20;
-const BATCH_FRAMES: usize = 4096;
 
 /// Everything one capture yields.
 #[derive(Debug, Default)]
@@ -76,8 +71,6 @@ pub struct CaptureModel {
     capture: Arc<str>,
     /// File currently being read (diagnostics name it).
     current_file: String,
-    batch: Vec<Frame>,
-    batch_bytes: usize,
     seq: u64,
     out: CaptureRows,
     sessions: Sessions,
@@ -105,8 +98,6 @@ impl CaptureModel {
             options,
             capture: capture.into(),
             current_file: capture.to_string(),
-            batch: Vec::new(),
-            batch_bytes: 0,
             seq: 0,
             out: CaptureRows::default(),
             sessions: Sessions::new(capture, default_session),
@@ -122,7 +113,6 @@ impl CaptureModel {
 
     /// Names the file that subsequent diagnostics refer to.
     pub fn set_file(&mut self, file: &str) {
-        self.flush();
         self.current_file = file.to_string();
     }
 
@@ -142,23 +132,9 @@ impl CaptureModel {
     }
 
     /// Takes a frame already parsed with [`CaptureModel::parse_frame`]: the same as
-    /// [`Sink::frame`], in the same order, without parsing it again.
+    /// [`Sink::frame`], without parsing it again.
     pub fn frame_parsed(&mut self, frame: Frame, parsed: Parsed) {
-        self.flush();
         self.absorb(frame, parsed);
-    }
-
-    fn flush(&mut self) {
-        if self.batch.is_empty() {
-            return;
-        }
-        let batch = std::mem::take(&mut self.batch);
-        self.batch_bytes = 0;
-        let parse = Self::parse_frame;
-        let parsed: Vec<Parsed> = if batch.len() > 1 { batch.par_iter().map(parse).collect() } else { batch.iter().map(parse).collect() };
-        for (frame, parsed) in batch.into_iter().zip(parsed) {
-            self.absorb(frame, parsed);
-        }
     }
 
     /// Direction of a message from a source that does not say (a lone stdio file).
@@ -385,9 +361,8 @@ impl CaptureModel {
         self.calls.chunked();
     }
 
-    /// Flushes pending frames and completes sessions and calls.
+    /// Completes sessions and calls.
     pub fn finish(mut self) -> CaptureRows {
-        self.flush();
         let mut out = self.out;
         out.calls = self.calls.into_rows();
         // Calls take the client/server facts of their session where the request had none.
@@ -436,15 +411,11 @@ fn is_close_or_error(e: &Event) -> bool {
 
 impl Sink for CaptureModel {
     fn frame(&mut self, frame: Frame) {
-        self.batch_bytes += frame.payload.len();
-        self.batch.push(frame);
-        if self.batch_bytes >= BATCH_BYTES || self.batch.len() >= BATCH_FRAMES {
-            self.flush();
-        }
+        let parsed = Self::parse_frame(&frame);
+        self.absorb(frame, parsed);
     }
 
     fn event(&mut self, e: Event) {
-        self.flush();
         if is_close_or_error(&e) {
             self.closes.push((e.session.clone(), self.seq));
         }

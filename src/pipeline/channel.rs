@@ -1,15 +1,16 @@
 //! One capture from bytes to rows: reading (ingest) runs on its own thread and hands batches
 //! of sink calls to the model over a bounded channel; each batch is parsed on the pool while
-//! the one before it is absorbed, so reading, parsing and row building overlap. Knows nothing of discovery, tables or progress.
+//! the one before it is absorbed, so reading, parsing and row building overlap. Knows nothing
+//! of discovery, tables or progress.
 
 use std::sync::Arc;
 use std::sync::mpsc::{SyncSender, sync_channel};
 
+use rayon::prelude::*;
+
 use crate::ingest::discover::CaptureInput;
 use crate::ingest::frame::{Event, Frame, FramingCategory, Sink, Skip};
 use crate::ingest::run::FileReport;
-use rayon::prelude::*;
-
 use crate::model::capture::{CaptureModel, CaptureRows, ModelOptions};
 use crate::model::message::Parsed;
 
