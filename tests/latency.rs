@@ -212,7 +212,11 @@ fn latency_quantiles_and_timeouts_match_the_transcripts_timestamps() {
     args.extend(path_args(&paths));
     args.extend(["-q", "--format", "json"]);
     let v = check_json(&args);
-    let got = v["latency"].as_array().expect("check json has latency");
+    assert_groups_are_the_truth(v["latency"].as_array().expect("check json has latency"), &truth);
+}
+
+/// Latency groups as mcpsift printed them against the groups computed from the transcripts.
+fn assert_groups_are_the_truth(got: &[Value], truth: &BTreeMap<GroupKey, Group>) {
     assert_eq!(got.len(), truth.len(), "one latency group per tool x client name x client version");
     for g in got {
         let key = (g["tool"].as_str().unwrap().to_string(), g["client_name"].as_str().unwrap().to_string(), g["client_version"].as_str().unwrap().to_string());
@@ -229,6 +233,40 @@ fn latency_quantiles_and_timeouts_match_the_transcripts_timestamps() {
         close(t.waits.first().copied(), &g["timeout_min_ms"], &what("timeout_min"));
         close(t.waits.last().copied(), &g["timeout_max_ms"], &what("timeout_max"));
     }
+}
+
+#[test]
+fn latency_groups_merge_across_pieces_of_a_dataset() {
+    // A dataset is queried in pieces of whole captures; a group's quantiles are taken once
+    // over the latencies of all its pieces. Every transcript is read twice (itself and a copy
+    // under another name, so another capture), one capture per piece: each group's calls are
+    // in two pieces, and its quantiles must be those of both copies' latencies together.
+    let originals = transcripts();
+    let copies_dir = std::env::temp_dir().join(format!("mcpsift-latency-copies-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&copies_dir);
+    std::fs::create_dir_all(&copies_dir).expect("copies dir");
+    let mut paths = originals.clone();
+    for (i, p) in originals.iter().enumerate() {
+        let copy = copies_dir.join(format!("copy{i}-{}", p.file_name().expect("name").to_string_lossy()));
+        std::fs::copy(p, &copy).expect("copy transcript");
+        paths.push(copy);
+    }
+    let all: Vec<Call> = paths.iter().flat_map(|p| calls_of(p)).collect();
+    let truth = groups(all.iter());
+    assert!(truth.values().any(|g| g.latencies.len() >= 4), "groups have several timed calls, so quantiles interpolate");
+    let dir = std::env::temp_dir().join(format!("mcpsift-latency-pieces-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut args = vec!["tables"];
+    args.extend(path_args(&paths));
+    args.extend(["--out", dir.to_str().unwrap(), "-q"]);
+    assert!(mcpsift(&args).status.success());
+    let dataset = mcpsift::dataset::Dataset::open(&dir).expect("dataset");
+    let source = dataset.source(&mcpsift::model::tables::default_limits()).expect("source").with_piece_frames(1);
+    let got = mcpsift::report::gather::latency(&source).expect("latency");
+    let got: Vec<Value> = got.iter().map(|g| serde_json::to_value(g).expect("json")).collect();
+    assert_groups_are_the_truth(&got, &truth);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&copies_dir);
 }
 
 #[test]

@@ -1,5 +1,9 @@
 -- latency_groups: tools/call latency per tool x client name x client version, for `check` and
--- the report. Not a rule. Runs over all captures at once: percentiles of pieces do not add up.
+-- the report. Not a rule. Runs on each piece of whole captures (chains never span captures),
+-- one row per group and piece: its counts, and its latencies as a list (ARRAY_AGG). Quantiles
+-- of pieces do not add up, so mcpsift merges the pieces' lists per group and takes p50/p95/p99
+-- and max of the merged list (`report::gather::latency`): memory holds one number per call,
+-- not the calls.
 -- latency: answered calls that were not cancelled nor timed out (response ts - request ts);
 -- p50/p95/p99 are linear-interpolated quantiles (QUANTILE_CONT, as DuckDB's quantile_cont).
 -- timeouts: calls cancelled with a "timed out" reason (the SDKs' McpError -32001 "Request
@@ -35,9 +39,7 @@ timed AS (
   FROM tool_calls
 )
 SELECT tool, client_name, client_version, COUNT(*) AS calls, COUNT(latency_ms) AS timed,
-       QUANTILE_CONT(latency_ms, 0.5) AS p50_ms, QUANTILE_CONT(latency_ms, 0.95) AS p95_ms,
-       QUANTILE_CONT(latency_ms, 0.99) AS p99_ms, MAX(latency_ms) AS max_ms,
+       ARRAY_AGG(latency_ms) AS latency_ms,
        SUM(timeout) AS timeouts, COUNT(waited_ms) AS timeouts_timed, MIN(waited_ms) AS timeout_min_ms, MAX(waited_ms) AS timeout_max_ms
 FROM timed
 GROUP BY tool, client_name, client_version
-ORDER BY tool, client_name, client_version

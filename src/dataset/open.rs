@@ -51,7 +51,12 @@ impl Dataset {
 
     /// The tables of the dataset, with `limits` (the reading command's own) as the limits table.
     pub fn source(&self, limits: &[ReaderLimit]) -> PolarsResult<DatasetSource> {
-        Ok(DatasetSource { dir: self.dir.clone(), inputs: self.manifest.inputs.clone(), limits: crate::model::schema::Table::to_df(&limits.iter().collect::<Vec<_>>())? })
+        Ok(DatasetSource {
+            dir: self.dir.clone(),
+            inputs: self.manifest.inputs.clone(),
+            limits: crate::model::schema::Table::to_df(&limits.iter().collect::<Vec<_>>())?,
+            piece_frames: PIECE_FRAMES,
+        })
     }
 }
 
@@ -86,6 +91,8 @@ pub struct DatasetSource {
     dir: PathBuf,
     inputs: Vec<InputEntry>,
     limits: DataFrame,
+    /// Consecutive captures are queried together up to this many frames ([`PIECE_FRAMES`]).
+    piece_frames: u64,
 }
 
 /// Some whole captures' tables of a dataset.
@@ -97,8 +104,17 @@ struct CaptureSource<'a> {
 
 /// Consecutive captures are queried together up to this many frames (a larger capture is a
 /// piece of its own): memory is bounded by a piece, and thousands of small captures do not
-/// each pay a query's fixed cost.
-const PIECE_FRAMES: u64 = 1 << 20;
+/// each pay a query's fixed cost. At 1 M frames a piece of 50 MB logs took 450-530 MB in
+/// `check`; at 256 K, 260 MB, in the same time (bench/README.md).
+const PIECE_FRAMES: u64 = 1 << 18;
+
+impl DatasetSource {
+    /// The same tables, split into pieces of up to `frames` frames (at least one capture each):
+    /// what a piece-by-piece query must not notice, in the tests.
+    pub fn with_piece_frames(self, frames: u64) -> Self {
+        DatasetSource { piece_frames: frames, ..self }
+    }
+}
 
 impl TableSource for DatasetSource {
     fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
@@ -110,7 +126,7 @@ impl TableSource for DatasetSource {
         let (mut start, mut frames) = (0, 0u64);
         for (i, entry) in self.inputs.iter().enumerate() {
             let rows: u64 = entry.parts.get(FrameRow::NAME).into_iter().flatten().map(|p| p.rows).sum();
-            if i > start && frames + rows > PIECE_FRAMES {
+            if i > start && frames + rows > self.piece_frames {
                 pieces.push(Box::new(CaptureSource { dir: &self.dir, inputs: &self.inputs[start..i], limits: &self.limits }));
                 (start, frames) = (i, 0);
             }

@@ -285,11 +285,36 @@ fn truncation(tables: &dyn TableSource, calls: u64) -> Result<Vec<TruncationGrou
 /// tools/call latency per tool × client name × client version (see the file's header).
 const LATENCY_SQL: &str = include_str!("../../queries/report/latency_groups.sql");
 
-/// Latency groups over every capture at once (quantiles of pieces do not merge); a dataset is
-/// scanned for the few columns the query names. Also what `check` prints.
+/// Latency groups over every capture. The query runs on each piece of whole captures (a
+/// dataset is scanned for the few columns it names) and yields per group its counts and its
+/// latencies as a list; the lists of a group are merged here and its quantiles taken once, so
+/// memory holds one number per call whatever the input size. Also what `check` prints.
 pub fn latency(tables: &dyn TableSource) -> Result<Vec<LatencyGroup>, DocumentError> {
-    let df = run_sql(tables, LATENCY_SQL)?;
     const T: &str = "calls";
+    let pieces = each_capture(tables, |piece| run_sql(piece, LATENCY_SQL))?;
+    if pieces.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values = || col("latency_ms").explode(ExplodeOptions { empty_as_null: true, keep_nulls: true });
+    let quantile = |q: f64, name: &str| values().quantile(lit(q), QuantileMethod::Linear).alias(name);
+    let keys = ["tool", "client_name", "client_version"];
+    let merged = concat(pieces.into_iter().map(DataFrame::lazy).collect::<Vec<_>>(), UnionArgs::default())
+        .map_err(column_err(T))?
+        .group_by(keys.map(col))
+        .agg([
+            col("calls").sum(),
+            col("timed").sum(),
+            quantile(0.5, "p50_ms"),
+            quantile(0.95, "p95_ms"),
+            quantile(0.99, "p99_ms"),
+            values().max().alias("max_ms"),
+            col("timeouts").sum(),
+            col("timeouts_timed").sum(),
+            col("timeout_min_ms").min(),
+            col("timeout_max_ms").max(),
+        ])
+        .sort(keys, SortMultipleOptions::default());
+    let df = collect(merged).map_err(column_err(T))?;
     let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
     let (calls, timed, timeouts, timeouts_timed) = (ints(&df, T, "calls")?, ints(&df, T, "timed")?, ints(&df, T, "timeouts")?, ints(&df, T, "timeouts_timed")?);
     let (p50, p95, p99, max) = (floats(&df, T, "p50_ms")?, floats(&df, T, "p95_ms")?, floats(&df, T, "p99_ms")?, floats(&df, T, "max_ms")?);
