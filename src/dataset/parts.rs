@@ -17,6 +17,7 @@ use polars::prelude::*;
 
 use super::DatasetError;
 use super::manifest::Part;
+use crate::model::capture::Chunk;
 
 /// A capture's table is split into parts of about this many rows (a large capture's frames
 /// become several files, which other engines read in parallel); `MCPSIFT_PART_ROWS` overrides.
@@ -36,7 +37,7 @@ struct Pending {
     rows: u64,
 }
 
-type Running = (SyncSender<DataFrame>, JoinHandle<Result<Vec<Pending>, String>>);
+type Running = (SyncSender<Chunk>, JoinHandle<Result<Vec<Pending>, String>>);
 
 /// The parts of one table of one capture, being written.
 pub struct TableParts {
@@ -52,9 +53,9 @@ impl TableParts {
         TableParts { dir: dir.to_path_buf(), table, stem: stem.to_string(), running: Mutex::new(None) }
     }
 
-    /// Hands a chunk to the writer thread, starting it on first use. Errors are kept and
-    /// returned by [`TableParts::finish`].
-    pub fn write(&self, chunk: DataFrame) {
+    /// Hands a chunk to the writer thread (which converts its rows to columns), starting it on
+    /// first use. Errors are kept and returned by [`TableParts::finish`].
+    pub fn write(&self, chunk: Chunk) {
         if chunk.height() == 0 {
             return;
         }
@@ -76,7 +77,7 @@ impl TableParts {
 
     /// Writes `rest`, closes the last part and renames every part into place.
     pub fn finish(&self, rest: DataFrame) -> Result<Vec<Part>, DatasetError> {
-        self.write(rest);
+        self.write(Chunk::of_columns(rest));
         let Some((tx, handle)) = self.running.lock().unwrap_or_else(|p| p.into_inner()).take() else { return Ok(Vec::new()) };
         drop(tx);
         let pending = handle.join().map_err(|_| DatasetError::Write { table: self.table, reason: "the writer thread panicked".into() })?.map_err(|reason| DatasetError::Write { table: self.table, reason })?;
@@ -94,7 +95,7 @@ impl TableParts {
 /// The writer thread: every chunk received, in order, into parts of at most [`PART_ROWS`]
 /// rows (a part ends after the chunk that reaches it). After an error the remaining chunks are drained (so senders never block) and the
 /// first error is returned.
-fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<DataFrame>) -> Result<Vec<Pending>, String> {
+fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<Chunk>) -> Result<Vec<Pending>, String> {
     let folder = dir.join(table);
     let mut done: Vec<Pending> = Vec::new();
     let mut current: Option<(polars::io::parquet::write::BatchedWriter<File>, Pending)> = None;
@@ -105,6 +106,7 @@ fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<DataFrame>)
             continue;
         }
         let result = (|| -> Result<(), String> {
+            let chunk = chunk.into_df().map_err(|e| format!("{table}: building a chunk: {e}"))?;
             if current.is_none() {
                 std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
                 let n = done.len();

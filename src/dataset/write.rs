@@ -17,7 +17,7 @@ use super::manifest::{INPUT_TABLES, InputEntry, InputFile, Manifest, Part, schem
 use super::parts::TableParts;
 use super::summary::CaptureSummary;
 use crate::ingest::discover::CaptureInput;
-use crate::model::capture::ChunkSink;
+use crate::model::capture::{Chunk, ChunkSink};
 use crate::model::rows::{CallRow, EventRow, FrameRow, PageRow, SessionRow, ToolRow};
 use crate::model::schema::Table;
 use crate::model::tables::ReaderLimit;
@@ -54,10 +54,10 @@ struct CaptureParts {
 }
 
 impl ChunkSink for CaptureParts {
-    fn frames(&self, chunk: DataFrame) {
+    fn frames(&self, chunk: Chunk) {
         self.frames.write(chunk);
     }
-    fn calls(&self, chunk: DataFrame) {
+    fn calls(&self, chunk: Chunk) {
         self.calls.write(chunk);
     }
 }

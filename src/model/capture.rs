@@ -22,7 +22,7 @@ use super::validate::OutputSchemas;
 use crate::ingest::accounting::Accounting;
 use crate::ingest::frame::{Direction, Event, Frame, Sink, Skip, Transport};
 
-pub use super::chunks::ChunkSink;
+pub use super::chunks::{Chunk, ChunkSink};
 pub use super::facts::is_server_output_validation;
 pub use crate::ingest::accounting::Diagnostic;
 

@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use polars::prelude::*;
 
 use super::{ExportError, Exporter};
-use crate::model::capture::ChunkSink;
+use crate::model::capture::{Chunk, ChunkSink};
 
 pub struct Parquet;
 
@@ -29,7 +29,7 @@ impl Exporter<DataFrame> for Parquet {
 /// worker waiting for its encode jobs stole another capture, which then waited on that lock.
 pub struct Stream {
     path: PathBuf,
-    sender: Mutex<Option<SyncSender<DataFrame>>>,
+    sender: Mutex<Option<SyncSender<Chunk>>>,
     writer: Mutex<Option<JoinHandle<Result<u64, String>>>>,
 }
 
@@ -41,9 +41,10 @@ impl Stream {
         Stream { path, sender: Mutex::new(None), writer: Mutex::new(None) }
     }
 
-    /// Hands a chunk to the writer thread, starting it (and the file, with the chunk's schema)
-    /// on first use. Errors are kept and reported when the table is finished.
-    fn write(&self, chunk: &DataFrame) {
+    /// Hands a chunk to the writer thread (which converts its rows to columns), starting it
+    /// (and the file, with the chunk's schema) on first use. Errors are kept and reported when
+    /// the table is finished.
+    fn write(&self, chunk: Chunk) {
         if chunk.height() == 0 {
             return;
         }
@@ -60,7 +61,7 @@ impl Stream {
         // Sent outside the lock; a send fails only when the writer thread has gone, and then
         // its error is reported by `finish`.
         if let Some(tx) = sender {
-            let _ = tx.send(chunk.clone());
+            let _ = tx.send(chunk);
         }
     }
 
@@ -70,7 +71,7 @@ impl Stream {
 
     /// Writes the rows that stayed in memory and closes the file.
     pub fn finish(&self, rest: &DataFrame) -> Result<(PathBuf, u64), ExportError> {
-        self.write(rest);
+        self.write(Chunk::of_columns(rest.clone()));
         drop(self.sender.lock().unwrap_or_else(|p| p.into_inner()).take());
         let rows = match self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() {
             Some(handle) => handle.join().map_err(|_| ExportError::Stream(format!("{}: the writer thread panicked", self.path.display())))?.map_err(ExportError::Stream)?,
@@ -82,7 +83,7 @@ impl Stream {
 
 /// The writer thread: every chunk received, in order, into one Parquet file. After an error the
 /// remaining chunks are drained (so senders never block) and the first error is returned.
-fn write_all(path: &Path, chunks: Receiver<DataFrame>) -> Result<u64, String> {
+fn write_all(path: &Path, chunks: Receiver<Chunk>) -> Result<u64, String> {
     let mut writer: Option<polars::io::parquet::write::BatchedWriter<File>> = None;
     let mut rows = 0u64;
     let mut error = None;
@@ -90,7 +91,8 @@ fn write_all(path: &Path, chunks: Receiver<DataFrame>) -> Result<u64, String> {
         if error.is_some() {
             continue;
         }
-        let result = (|| -> PolarsResult<()> {
+        let result = (|| -> PolarsResult<u64> {
+            let chunk = chunk.into_df()?;
             if writer.is_none() {
                 let file = File::create(path)?;
                 writer = Some(ParquetWriter::new(file).set_parallel(false).batched(chunk.schema())?);
@@ -98,10 +100,10 @@ fn write_all(path: &Path, chunks: Receiver<DataFrame>) -> Result<u64, String> {
             if let Some(w) = writer.as_mut() {
                 w.write_batch(&chunk)?;
             }
-            Ok(())
+            Ok(chunk.height() as u64)
         })();
         match result {
-            Ok(()) => rows += chunk.height() as u64,
+            Ok(n) => rows += n,
             Err(e) => error = Some(format!("{}: {e}", path.display())),
         }
     }
@@ -137,10 +139,10 @@ impl ParquetSpill {
 }
 
 impl ChunkSink for ParquetSpill {
-    fn frames(&self, chunk: DataFrame) {
-        self.frames.write(&chunk);
+    fn frames(&self, chunk: Chunk) {
+        self.frames.write(chunk);
     }
-    fn calls(&self, chunk: DataFrame) {
-        self.calls.write(&chunk);
+    fn calls(&self, chunk: Chunk) {
+        self.calls.write(chunk);
     }
 }
