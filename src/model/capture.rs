@@ -14,7 +14,7 @@ use super::chunks::{chunk_calls, chunk_frames};
 use super::chains::{Chains, next_round};
 use super::routing::fill_routing;
 use super::facts::{custom_marker, fill_frame_row, fill_response, input_required, request_call, tool_rows};
-use super::message::{Kind, Message, Parsed, parse_payload, recorded_message};
+use super::message::{Kind, Message, Parsed, parse_payload_for, recorded_message};
 use super::pairing::Calls;
 use super::rows::{CallRow, EventRow, FrameRow, Outcome, SessionRow, ToolRow};
 use super::sessions::{Sessions, fill_session_facts};
@@ -127,13 +127,15 @@ impl CaptureModel {
     pub fn parse_frame(f: &Frame) -> Parsed {
         match &f.recorded {
             Some(r) => recorded_message(r),
-            None => parse_payload(&f.payload),
+            // Only HTTP requests are routed by their scalar arguments.
+            None => parse_payload_for(&f.payload, f.http.is_some()),
         }
     }
 
     /// Takes a frame already parsed with [`CaptureModel::parse_frame`]: the same as
-    /// [`Sink::frame`], without parsing it again.
-    pub fn frame_parsed(&mut self, frame: Frame, parsed: Parsed) {
+    /// [`Sink::frame`], without parsing it again. The frame stays the caller's (to be freed
+    /// by the thread that allocated it, `pipeline/channel.rs`).
+    pub fn frame_parsed(&mut self, frame: &Frame, parsed: Parsed) {
         self.absorb(frame, parsed);
     }
 
@@ -169,8 +171,8 @@ impl CaptureModel {
         }
     }
 
-    fn absorb(&mut self, frame: Frame, parsed: Parsed) {
-        let session = self.sessions.key(&frame);
+    fn absorb(&mut self, frame: &Frame, parsed: Parsed) {
+        let session = self.sessions.key(frame);
         let direction = frame.direction.unwrap_or_else(|| self.infer_direction(&session, &parsed));
         let seq = self.seq;
         self.seq += 1;
@@ -412,7 +414,7 @@ fn is_close_or_error(e: &Event) -> bool {
 impl Sink for CaptureModel {
     fn frame(&mut self, frame: Frame) {
         let parsed = Self::parse_frame(&frame);
-        self.absorb(frame, parsed);
+        self.absorb(&frame, parsed);
     }
 
     fn event(&mut self, e: Event) {

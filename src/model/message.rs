@@ -127,7 +127,8 @@ pub struct Message {
     pub target_name: Option<String>,
     /// `_meta` protocolVersion of a request (what `MCP-Protocol-Version` must say).
     pub meta_protocol_version: Option<String>,
-    /// tools/call: top-level scalar arguments rendered as a header would carry them.
+    /// tools/call: top-level scalar arguments rendered as a header would carry them (read
+    /// only when asked, [`parse_payload_for`]: the model asks for HTTP frames).
     pub scalar_args: Vec<(String, String)>,
     /// `requestState`: what an `input_required` result issued, or what a retry echoes.
     pub request_state: Option<String>,
@@ -379,11 +380,18 @@ pub fn recorded_message(r: &RecordedFacts) -> Parsed {
     }))
 }
 
-/// Classifies and measures one payload.
+/// Classifies and measures one payload, every fact included.
 pub fn parse_payload(payload: &[u8]) -> Parsed {
+    parse_payload_for(payload, true)
+}
+
+/// [`parse_payload`]; `scalar_args` says whether to read a tools/call's top-level scalar
+/// arguments ([`Message::scalar_args`]): only HTTP requests are routed by them (`Mcp-Param-*`
+/// headers), and reading them builds a JSON tree of the arguments, a tenth of the parse.
+pub fn parse_payload_for(payload: &[u8], scalar_args: bool) -> Parsed {
     let first = payload.iter().find(|b| !b.is_ascii_whitespace()).copied();
     match first {
-        Some(b'{') => match parse_object(payload) {
+        Some(b'{') => match parse_object(payload, scalar_args) {
             Ok(m) => Parsed::One(Box::new(m)),
             Err(other) => *other,
         },
@@ -391,7 +399,7 @@ pub fn parse_payload(payload: &[u8]) -> Parsed {
             Ok(items) => {
                 let msgs: Vec<Message> = items
                     .iter()
-                    .map(|r| match parse_object(r.get().as_bytes()) {
+                    .map(|r| match parse_object(r.get().as_bytes(), scalar_args) {
                         Ok(m) => m,
                         Err(_) => Message { note: Some("batch element is not a JSON-RPC message".into()), ..Message::default() },
                     })
@@ -421,7 +429,7 @@ fn embedded_jsonrpc_note(payload: &[u8]) -> Option<String> {
     let at = memchr::memmem::find(payload, b"\"jsonrpc\"")?;
     let (start, m) = memchr::memchr_iter(b'{', &payload[..at])
         .take(16)
-        .find_map(|start| parse_object(&payload[start..]).ok().map(|m| (start, m)))?;
+        .find_map(|start| parse_object(&payload[start..], false).ok().map(|m| (start, m)))?;
     Some(format!(
         "JSON-RPC {} embedded at byte {start} (id {})",
         m.kind.map(Kind::as_str).unwrap_or("message"),
@@ -429,10 +437,10 @@ fn embedded_jsonrpc_note(payload: &[u8]) -> Option<String> {
     ))
 }
 
-fn parse_object(payload: &[u8]) -> Result<Message, Box<Parsed>> {
+fn parse_object(payload: &[u8], scalar_args: bool) -> Result<Message, Box<Parsed>> {
     match serde_json::from_slice::<Typed>(payload) {
         Ok(t) => {
-            let m = from_typed(t);
+            let m = from_typed(t, scalar_args);
             if m.kind.is_none() {
                 return Err(Box::new(Parsed::Other(Kind::NotJsonRpc, Some("JSON object without method, result or error".into()))));
             }
@@ -465,7 +473,7 @@ fn from_loose(l: &Loose) -> Option<Message> {
     Some(m)
 }
 
-fn from_typed(t: Typed) -> Message {
+fn from_typed(t: Typed, scalar_args: bool) -> Message {
     let mut m = Message { rpc_id: t.id.filter(|r| r.get() != "null").map(|r| r.get().to_string()), ..Message::default() };
     if t.id.is_some_and(|r| r.get() == "null") {
         m.rpc_id = Some("null".into());
@@ -486,13 +494,13 @@ fn from_typed(t: Typed) -> Message {
     };
     m.kind = Some(if t.id.is_some() { Kind::Request } else { Kind::Notification });
     if let Some(p) = t.params {
-        read_params(&method, p, &mut m);
+        read_params(&method, p, &mut m, scalar_args);
     }
     m.method = Some(method.into_owned());
     m
 }
 
-fn read_params(method: &str, p: Params, m: &mut Message) {
+fn read_params(method: &str, p: Params, m: &mut Message, scalar_args: bool) {
     m.target_name = match method {
         "tools/call" | "prompts/get" => raw_str(p.name),
         "resources/read" => raw_str(p.uri),
@@ -500,8 +508,8 @@ fn read_params(method: &str, p: Params, m: &mut Message) {
     };
     if method == "tools/call" {
         m.tool = m.target_name.clone();
-        if let Some(args) = p.arguments.filter(|a| a.get().len() <= KEEP_TEXT_BYTES) {
-            m.scalar_args = scalar_args(args.get());
+        if scalar_args && let Some(args) = p.arguments.filter(|a| a.get().len() <= KEEP_TEXT_BYTES) {
+            m.scalar_args = read_scalar_args(args.get());
         }
         if let Some(args) = p.arguments.filter(|a| a.get().len() <= KEEP_TEXT_BYTES)
             && let Ok(pa) = serde_json::from_str::<PageArgs>(args.get())
@@ -537,7 +545,7 @@ fn read_params(method: &str, p: Params, m: &mut Message) {
 
 /// Top-level scalar arguments as an `Mcp-Param-*` header renders them: strings as they are,
 /// numbers and booleans as JSON text; null, objects and arrays are not rendered.
-fn scalar_args(args: &str) -> Vec<(String, String)> {
+fn read_scalar_args(args: &str) -> Vec<(String, String)> {
     let Ok(serde_json::Value::Object(o)) = serde_json::from_str::<serde_json::Value>(args) else { return Vec::new() };
     o.into_iter()
         .filter_map(|(k, v)| match v {

@@ -2,7 +2,7 @@
 //! request direction, id) or, for `id: null` HTTP errors, by their exchange. What a response
 //! says is read elsewhere (`facts.rs`); this only finds the call it answers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use polars::prelude::PlHashMap;
@@ -13,7 +13,13 @@ use crate::ingest::frame::{Direction, HttpContext};
 
 /// The calls of one capture that are still rows, by call number (request order).
 pub(crate) struct Calls {
-    rows: PlHashMap<usize, CallRow>,
+    /// Call `base + i` at `rows[i]`; `None` once it left as a chunk. Boxed: a row is large, and
+    /// a hole left by a chunked call, before a call still pending, costs a pointer.
+    rows: VecDeque<Option<Box<CallRow>>>,
+    /// Call number of `rows[0]`.
+    base: usize,
+    /// Calls in `rows` (not holes).
+    held: usize,
     next: usize,
     chunk_at: usize,
     /// (session, request direction, id) → call number of the latest such request.
@@ -24,14 +30,18 @@ pub(crate) struct Calls {
 
 impl Default for Calls {
     fn default() -> Self {
-        Calls { rows: PlHashMap::default(), next: 0, chunk_at: CALL_CHUNK_ROWS, by_key: PlHashMap::default(), by_exchange: HashMap::new() }
+        Calls { rows: VecDeque::new(), base: 0, held: 0, next: 0, chunk_at: CALL_CHUNK_ROWS, by_key: PlHashMap::default(), by_exchange: HashMap::new() }
     }
 }
 
 impl Calls {
     /// The latest request with that key, if it is still a row.
     pub fn latest(&self, session: &Arc<str>, requester: Direction, id: &str) -> Option<&CallRow> {
-        self.by_key.get(&(Arc::clone(session), requester, id.to_string())).and_then(|i| self.rows.get(i))
+        self.by_key.get(&(Arc::clone(session), requester, id.to_string())).and_then(|i| self.get(*i))
+    }
+
+    fn get(&self, idx: usize) -> Option<&CallRow> {
+        self.rows.get(idx.checked_sub(self.base)?)?.as_deref()
     }
 
     /// Whether a request with that key was made (even if it already left as a chunk).
@@ -42,14 +52,21 @@ impl Calls {
     /// Holds a new request; returns true when enough calls are held to chunk the answered ones.
     pub fn request(&mut self, call: CallRow, http: Option<&HttpContext>) -> bool {
         let key = (Arc::clone(&call.session), call.direction, call.rpc_id.clone());
-        let idx = self.next;
-        self.next += 1;
-        self.rows.insert(idx, call);
+        let idx = self.push(call);
         self.by_key.insert(key, idx);
         if let Some(h) = http {
             self.by_exchange.insert((h.connection, h.exchange), idx);
         }
-        self.rows.len() >= self.chunk_at
+        self.held >= self.chunk_at
+    }
+
+    /// Holds `call` as the next call number.
+    fn push(&mut self, call: CallRow) -> usize {
+        let idx = self.next;
+        self.next += 1;
+        self.rows.push_back(Some(Box::new(call)));
+        self.held += 1;
+        idx
     }
 
     /// The call a response answers: by key, or (id `null`) by HTTP exchange, the second
@@ -72,17 +89,17 @@ impl Calls {
     }
 
     pub fn contains(&self, idx: usize) -> bool {
-        self.rows.contains_key(&idx)
+        self.get(idx).is_some()
     }
 
     pub fn get_mut(&mut self, idx: usize) -> Option<&mut CallRow> {
-        self.rows.get_mut(&idx)
+        self.rows.get_mut(idx.checked_sub(self.base)?)?.as_deref_mut()
     }
 
     /// The latest request with that key, for a cancellation.
     pub fn latest_mut(&mut self, session: &Arc<str>, requester: Direction, id: String) -> Option<&mut CallRow> {
         let idx = *self.by_key.get(&(Arc::clone(session), requester, id))?;
-        self.rows.get_mut(&idx)
+        self.get_mut(idx)
     }
 
     /// Removes answered calls, in request order; pending calls stay, and so do cancelled
@@ -90,16 +107,22 @@ impl Calls {
     /// still find it. They leave at a later chunk once answered, or at the end of the capture,
     /// so they are held no longer (and cost no more) than calls never answered.
     pub fn take_finished(&mut self) -> Vec<CallRow> {
-        let mut done: Vec<usize> = self.rows.iter().filter(|(_, c)| c.resp_seq.is_some()).map(|(i, _)| *i).collect();
-        done.sort_unstable();
-        let mut rows = Vec::with_capacity(done.len());
-        for i in done {
-            let Some(call) = self.rows.remove(&i) else { continue };
+        let mut rows = Vec::new();
+        for (i, slot) in self.rows.iter_mut().enumerate() {
+            if !slot.as_ref().is_some_and(|c| c.resp_seq.is_some()) {
+                continue;
+            }
+            let Some(call) = slot.take() else { continue };
             let key = (Arc::clone(&call.session), call.direction, call.rpc_id.clone());
-            if self.by_key.get(&key) == Some(&i) {
+            if self.by_key.get(&key) == Some(&(self.base + i)) {
                 self.by_key.remove(&key);
             }
-            rows.push(call);
+            rows.push(*call);
+        }
+        self.held -= rows.len();
+        while self.rows.front().is_some_and(Option::is_none) {
+            self.rows.pop_front();
+            self.base += 1;
         }
         rows
     }
@@ -107,20 +130,17 @@ impl Calls {
     /// Takes back calls that could not be chunked (never expected), so nothing is lost.
     pub fn restore(&mut self, rows: Vec<CallRow>) {
         for call in rows {
-            self.rows.insert(self.next, call);
-            self.next += 1;
+            self.push(call);
         }
     }
 
     /// Chunk again once twice as many calls as now are held (pending ones stay rows).
     pub fn chunked(&mut self) {
-        self.chunk_at = (self.rows.len() * 2).max(CALL_CHUNK_ROWS);
+        self.chunk_at = (self.held * 2).max(CALL_CHUNK_ROWS);
     }
 
     /// All calls still held, in request order.
     pub fn into_rows(self) -> Vec<CallRow> {
-        let mut remaining: Vec<(usize, CallRow)> = self.rows.into_iter().collect();
-        remaining.sort_unstable_by_key(|(i, _)| *i);
-        remaining.into_iter().map(|(_, c)| c).collect()
+        self.rows.into_iter().flatten().map(|c| *c).collect()
     }
 }

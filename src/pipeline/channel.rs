@@ -1,10 +1,12 @@
 //! One capture from bytes to rows: reading (ingest) runs on its own thread and hands batches
 //! of sink calls to the model over a bounded channel; each batch is parsed on the pool while
-//! the one before it is absorbed, so reading, parsing and row building overlap. Knows nothing
-//! of discovery, tables or progress.
+//! the one before it is absorbed, so reading, parsing and row building overlap. Absorbed
+//! frames go back to the reading thread to be freed there: it allocated them, it is the least
+//! busy, and the model thread (the critical path) neither frees nor takes the allocator's
+//! lock of another thread's arena. Knows nothing of discovery, tables or progress.
 
 use std::sync::Arc;
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use rayon::prelude::*;
 
@@ -28,8 +30,9 @@ pub fn capture_rows(input: &CaptureInput, ingest: &IngestFn<'_>, model_opts: &Ar
     let mut model = CaptureModel::new(input.name(), &default_session(input), Arc::clone(model_opts));
     let files = std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<Vec<SinkItem>>(CHANNEL_BATCHES);
+        let (spent_tx, spent_rx) = sync_channel::<Vec<Frame>>(SPENT_BATCHES);
         let reader = scope.spawn(move || {
-            let mut sink = ChannelSink { tx, batch: Vec::new(), batch_bytes: 0 };
+            let mut sink = ChannelSink { tx, spent: spent_rx, batch: Vec::new(), batch_bytes: 0 };
             let files = ingest(input, &mut sink);
             sink.send();
             files
@@ -38,10 +41,10 @@ pub fn capture_rows(input: &CaptureInput, ingest: &IngestFn<'_>, model_opts: &Ar
         // parsing is not, and the two need not wait for each other.
         let mut ready: Option<(Vec<SinkItem>, Vec<Option<Parsed>>)> = None;
         for batch in rx {
-            let (parsed, ()) = rayon::join(|| parse_ahead(&batch), || absorb(ready.take(), &mut model));
+            let (parsed, ()) = rayon::join(|| parse_ahead(&batch), || absorb(ready.take(), &mut model, &spent_tx));
             ready = Some((batch, parsed));
         }
-        absorb(ready.take(), &mut model);
+        absorb(ready.take(), &mut model, &spent_tx);
         reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     });
     (files, model.finish())
@@ -59,15 +62,21 @@ fn parse_ahead(batch: &[SinkItem]) -> Vec<Option<Parsed>> {
         .collect()
 }
 
-/// Applies a batch parsed by [`parse_ahead`] to the model, in order.
-fn absorb(ready: Option<(Vec<SinkItem>, Vec<Option<Parsed>>)>, model: &mut CaptureModel) {
+/// Applies a batch parsed by [`parse_ahead`] to the model, in order, and hands its frames
+/// back to the reading thread (or frees them here when it has gone or is behind).
+fn absorb(ready: Option<(Vec<SinkItem>, Vec<Option<Parsed>>)>, model: &mut CaptureModel, spent: &SyncSender<Vec<Frame>>) {
     let Some((items, parsed)) = ready else { return };
+    let mut frames = Vec::with_capacity(items.len());
     for (item, parsed) in items.into_iter().zip(parsed) {
         match (item, parsed) {
-            (SinkItem::Frame(f), Some(p)) => model.frame_parsed(f, p),
+            (SinkItem::Frame(f), Some(p)) => {
+                model.frame_parsed(&f, p);
+                frames.push(f);
+            }
             (item, _) => item.apply(model),
         }
     }
+    let _ = spent.try_send(frames);
 }
 
 /// One sink call, carried from the reading thread to the model.
@@ -91,9 +100,14 @@ impl SinkItem {
     }
 }
 
-/// The reading thread's sink: batches calls and sends them to the model.
+/// Absorbed batches of frames on their way back to the reading thread.
+const SPENT_BATCHES: usize = 2;
+
+/// The reading thread's sink: batches calls and sends them to the model, and frees the frames
+/// the model is done with.
 struct ChannelSink {
     tx: SyncSender<Vec<SinkItem>>,
+    spent: Receiver<Vec<Frame>>,
     batch: Vec<SinkItem>,
     batch_bytes: usize,
 }
@@ -108,6 +122,7 @@ impl ChannelSink {
     }
 
     fn send(&mut self) {
+        self.spent.try_iter().for_each(drop);
         if !self.batch.is_empty() {
             self.batch_bytes = 0;
             // The model only stops receiving when it is gone; then there is nobody to tell.
