@@ -38,7 +38,7 @@ timed AS (
          CASE WHEN timeout = 1 THEN COALESCE((CAST(cancel_ts_us AS DOUBLE) - CAST(req_ts_us AS DOUBLE)) / 1000.0, latency_ms) ELSE NULL END AS waited_ms
   FROM tool_calls
 )
-SELECT tool, client_name, client_version, COUNT(*) AS calls, COUNT(latency_ms) AS timed,
+SELECT tool, client_name, client_version, COUNT(*) AS calls,
        ARRAY_AGG(latency_ms) AS latency_ms,
        SUM(timeout) AS timeouts, COUNT(waited_ms) AS timeouts_timed, MIN(waited_ms) AS timeout_min_ms, MAX(waited_ms) AS timeout_max_ms
 FROM timed

@@ -9,6 +9,7 @@ use sqlparser::parser::Parser;
 use crate::model::tables::TABLE_NAMES;
 
 pub mod header;
+pub mod heap;
 pub mod rules;
 pub mod severity;
 pub mod source;

@@ -24,10 +24,18 @@ impl TableSource for Tables {
 }
 
 /// Runs `per_piece` on each piece of whole captures (or once on all of them) and returns the
-/// results in reading order.
+/// results in reading order. The heap a piece freed goes back to the system before the next
+/// ([`super::heap`]), so memory is bounded by one piece, not by their number.
 pub fn each_capture<T, E>(source: &dyn TableSource, mut per_piece: impl FnMut(&dyn TableSource) -> Result<T, E>) -> Result<Vec<T>, E> {
     match source.by_capture() {
-        Some(pieces) => pieces.iter().map(|p| per_piece(p.as_ref())).collect(),
+        Some(pieces) => pieces
+            .iter()
+            .map(|p| {
+                let result = per_piece(p.as_ref());
+                super::heap::release_freed();
+                result
+            })
+            .collect(),
         None => Ok(vec![per_piece(source)?]),
     }
 }

@@ -287,55 +287,88 @@ const LATENCY_SQL: &str = include_str!("../../queries/report/latency_groups.sql"
 
 /// Latency groups over every capture. The query runs on each piece of whole captures (a
 /// dataset is scanned for the few columns it names) and yields per group its counts and its
-/// latencies as a list; the lists of a group are merged here and its quantiles taken once, so
-/// memory holds one number per call whatever the input size. Also what `check` prints.
+/// latencies as a list; here the known latencies of a group are gathered over the pieces into
+/// one vector, sorted once, and its quantiles read off it: memory holds one number per timed
+/// call (none for an untimed one), whatever the input size. Also what `check` prints.
 pub fn latency(tables: &dyn TableSource) -> Result<Vec<LatencyGroup>, DocumentError> {
     const T: &str = "calls";
-    let pieces = each_capture(tables, |piece| run_sql(piece, LATENCY_SQL))?;
-    if pieces.is_empty() {
-        return Ok(Vec::new());
-    }
-    let values = || col("latency_ms").explode(ExplodeOptions { empty_as_null: true, keep_nulls: true });
-    let quantile = |q: f64, name: &str| values().quantile(lit(q), QuantileMethod::Linear).alias(name);
-    let keys = ["tool", "client_name", "client_version"];
-    let merged = concat(pieces.into_iter().map(DataFrame::lazy).collect::<Vec<_>>(), UnionArgs::default())
-        .map_err(column_err(T))?
-        .group_by(keys.map(col))
-        .agg([
-            col("calls").sum(),
-            col("timed").sum(),
-            quantile(0.5, "p50_ms"),
-            quantile(0.95, "p95_ms"),
-            quantile(0.99, "p99_ms"),
-            values().max().alias("max_ms"),
-            col("timeouts").sum(),
-            col("timeouts_timed").sum(),
-            col("timeout_min_ms").min(),
-            col("timeout_max_ms").max(),
-        ])
-        .sort(keys, SortMultipleOptions::default());
-    let df = collect(merged).map_err(column_err(T))?;
-    let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
-    let (calls, timed, timeouts, timeouts_timed) = (ints(&df, T, "calls")?, ints(&df, T, "timed")?, ints(&df, T, "timeouts")?, ints(&df, T, "timeouts_timed")?);
-    let (p50, p95, p99, max) = (floats(&df, T, "p50_ms")?, floats(&df, T, "p95_ms")?, floats(&df, T, "p99_ms")?, floats(&df, T, "max_ms")?);
-    let (tmin, tmax) = (floats(&df, T, "timeout_min_ms")?, floats(&df, T, "timeout_max_ms")?);
-    Ok((0..df.height())
-        .map(|k| LatencyGroup {
-            tool: tool[k].clone().unwrap_or_default(),
-            client_name: client[k].clone().unwrap_or_default(),
-            client_version: version[k].clone().unwrap_or_default(),
-            calls: nonneg(calls[k]),
-            timed: nonneg(timed[k]),
-            p50_ms: p50[k],
-            p95_ms: p95[k],
-            p99_ms: p99[k],
-            max_ms: max[k],
-            timeouts: nonneg(timeouts[k]),
-            timeouts_timed: nonneg(timeouts_timed[k]),
-            timeout_min_ms: tmin[k],
-            timeout_max_ms: tmax[k],
+    let mut groups: BTreeMap<(String, String, String), LatencyMerge> = BTreeMap::new();
+    each_capture(tables, |piece| -> Result<(), DocumentError> {
+        let df = run_sql(piece, LATENCY_SQL)?;
+        let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
+        let (calls, timeouts, timeouts_timed) = (ints(&df, T, "calls")?, ints(&df, T, "timeouts")?, ints(&df, T, "timeouts_timed")?);
+        let (tmin, tmax) = (floats(&df, T, "timeout_min_ms")?, floats(&df, T, "timeout_max_ms")?);
+        let err = column_err(T);
+        let lists = df.column("latency_ms").map_err(&err)?.list().map_err(&err)?;
+        for k in 0..df.height() {
+            let key = (tool[k].clone().unwrap_or_default(), client[k].clone().unwrap_or_default(), version[k].clone().unwrap_or_default());
+            let g = groups.entry(key).or_default();
+            g.calls += nonneg(calls[k]);
+            g.timeouts += nonneg(timeouts[k]);
+            g.timeouts_timed += nonneg(timeouts_timed[k]);
+            g.timeout_min_ms = [g.timeout_min_ms, tmin[k]].into_iter().flatten().reduce(f64::min);
+            g.timeout_max_ms = [g.timeout_max_ms, tmax[k]].into_iter().flatten().reduce(f64::max);
+            if let Some(values) = lists.get_as_series(k) {
+                let values = values.cast(&DataType::Float64).map_err(&err)?;
+                g.latencies.extend(values.f64().map_err(&err)?.iter().flatten());
+            }
+        }
+        Ok(())
+    })?;
+    Ok(groups
+        .into_iter()
+        .map(|((tool, client_name, client_version), mut g)| {
+            g.latencies.sort_unstable_by(f64::total_cmp);
+            let untimed = usize::try_from(g.calls).unwrap_or(usize::MAX).saturating_sub(g.latencies.len());
+            let q = |p: f64| quantile_linear(&g.latencies, p, untimed);
+            LatencyGroup {
+                tool,
+                client_name,
+                client_version,
+                calls: g.calls,
+                timed: g.latencies.len() as u64,
+                p50_ms: q(0.5),
+                p95_ms: q(0.95),
+                p99_ms: q(0.99),
+                max_ms: g.latencies.last().copied(),
+                timeouts: g.timeouts,
+                timeouts_timed: g.timeouts_timed,
+                timeout_min_ms: g.timeout_min_ms,
+                timeout_max_ms: g.timeout_max_ms,
+            }
         })
         .collect())
+}
+
+/// One latency group gathered over the pieces.
+#[derive(Default)]
+struct LatencyMerge {
+    calls: u64,
+    latencies: Vec<f64>,
+    timeouts: u64,
+    timeouts_timed: u64,
+    timeout_min_ms: Option<f64>,
+    timeout_max_ms: Option<f64>,
+}
+
+/// The linear-interpolated quantile of sorted values (`QUANTILE_CONT`, DuckDB's
+/// `quantile_cont`): position q·(n−1), the value below it plus the fraction of the step to the
+/// next. `nulls` is how many calls of the group have no latency: polars counts the position
+/// from the start of the column with its nulls sorted first, q·(n−1) + nulls, which changes the
+/// last bits of the fraction; it is computed so here too, and the figures are polars' to the bit.
+fn quantile_linear(sorted: &[f64], q: f64, nulls: usize) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let position = last as f64 * q + nulls as f64;
+    let below = (position as usize).clamp(nulls, nulls + last);
+    let lower = sorted[below - nulls];
+    if position.ceil() as usize == below {
+        return Some(lower);
+    }
+    let upper = sorted[(below + 1 - nulls).min(last)];
+    if lower == upper {
+        return Some(lower);
+    }
+    Some((position - below as f64) * (upper - lower) + lower)
 }
 
 type CallKey = (String, String, String);
@@ -431,6 +464,21 @@ mod tests {
         assert_eq!(bin_of(0), 0);
         assert_eq!(bin_of(1024), 10);
         assert_eq!(bin_of(1023), 9);
+    }
+
+    #[test]
+    fn quantiles_interpolate_between_closest_ranks() {
+        // position q·(n−1): 0.5 of [10, 20, 30, 40] is 1.5, halfway from 20 to 30.
+        let v = [10.0, 20.0, 30.0, 40.0];
+        for nulls in [0, 3] {
+            assert_eq!(quantile_linear(&v, 0.5, nulls), Some(25.0));
+            assert_eq!(quantile_linear(&v, 0.0, nulls), Some(10.0));
+            assert_eq!(quantile_linear(&v, 1.0, nulls), Some(40.0));
+            let p95 = quantile_linear(&v, 0.95, nulls).unwrap();
+            assert!((p95 - 38.5).abs() < 1e-9, "{p95}");
+            assert_eq!(quantile_linear(&[7.0], 0.99, nulls), Some(7.0));
+            assert_eq!(quantile_linear(&[], 0.5, nulls), None);
+        }
     }
 
     #[test]
