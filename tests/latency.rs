@@ -201,6 +201,17 @@ fn path_args(paths: &[PathBuf]) -> Vec<&str> {
     paths.iter().map(|p| p.to_str().expect("utf-8 path")).collect()
 }
 
+/// A fresh dataset of `paths` (`mcpsift tables`) in a temporary folder named after `what`.
+fn dataset_of(paths: &[PathBuf], what: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcpsift-latency-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut args = vec!["tables"];
+    args.extend(path_args(paths));
+    args.extend(["--out", dir.to_str().expect("utf-8 path"), "-q"]);
+    assert!(mcpsift(&args).status.success(), "tables {what}");
+    dir
+}
+
 #[test]
 fn latency_quantiles_and_timeouts_match_the_transcripts_timestamps() {
     let paths = transcripts();
@@ -254,12 +265,7 @@ fn latency_groups_merge_across_pieces_of_a_dataset() {
     let all: Vec<Call> = paths.iter().flat_map(|p| calls_of(p)).collect();
     let truth = groups(all.iter());
     assert!(truth.values().any(|g| g.latencies.len() >= 4), "groups have several timed calls, so quantiles interpolate");
-    let dir = std::env::temp_dir().join(format!("mcpsift-latency-pieces-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut args = vec!["tables"];
-    args.extend(path_args(&paths));
-    args.extend(["--out", dir.to_str().unwrap(), "-q"]);
-    assert!(mcpsift(&args).status.success());
+    let dir = dataset_of(&paths, "pieces");
     let dataset = mcpsift::dataset::Dataset::open(&dir).expect("dataset");
     let source = dataset.source(&mcpsift::model::tables::default_limits()).expect("source").with_piece_frames(1);
     let got = mcpsift::report::gather::latency(&source).expect("latency");
@@ -290,12 +296,7 @@ fn transcript_latencies_agree_with_the_recorders_truth() {
 #[test]
 fn latency_groups_are_the_same_from_a_dataset() {
     let paths = transcripts();
-    let dir = std::env::temp_dir().join(format!("mcpsift-latency-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut args = vec!["tables"];
-    args.extend(path_args(&paths));
-    args.extend(["--out", dir.to_str().unwrap(), "-q"]);
-    assert!(mcpsift(&args).status.success());
+    let dir = dataset_of(&paths, "dataset");
     let mut raw = vec!["check"];
     raw.extend(path_args(&paths));
     raw.extend(["-q", "--format", "json"]);
