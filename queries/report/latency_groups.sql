@@ -1,9 +1,9 @@
 -- latency_groups: tools/call latency per tool x client name x client version, for `check` and
 -- the report. Not a rule. Runs on each piece of whole captures (chains never span captures),
 -- one row per group and piece: its counts, and its latencies as a list (ARRAY_AGG). Quantiles
--- of pieces do not add up, so mcpsift merges the pieces' lists per group and takes p50/p95/p99
--- and max of the merged list (`report::gather::latency`): memory holds one number per call,
--- not the calls.
+-- of pieces do not add up, so mcpsift gathers each group's known latencies over the pieces and
+-- takes p50/p95/p99 and max of them once (`report::gather::latency`): memory holds one number
+-- per timed call, not the calls.
 -- latency: answered calls that were not cancelled nor timed out (response ts - request ts);
 -- p50/p95/p99 are linear-interpolated quantiles (QUANTILE_CONT, as DuckDB's quantile_cont).
 -- timeouts: calls cancelled with a "timed out" reason (the SDKs' McpError -32001 "Request

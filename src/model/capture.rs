@@ -224,10 +224,10 @@ impl CaptureModel {
         {
             notes.push(format!("{} {} -> {}", h.method, h.url, status));
         }
-        self.sessions.frame(&session, direction, &frame, row.kind);
+        self.sessions.frame(&session, direction, frame, row.kind);
         for m in &messages {
             // A response takes the method and tool of the request it answers.
-            if let Some((method, tool)) = self.absorb_message(&session, direction, seq, &frame, m, &mut notes)
+            if let Some((method, tool)) = self.absorb_message(&session, direction, seq, frame, m, &mut notes)
                 && messages.len() == 1
             {
                 row.method = row.method.take().or(Some(method));

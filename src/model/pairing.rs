@@ -109,10 +109,7 @@ impl Calls {
     pub fn take_finished(&mut self) -> Vec<CallRow> {
         let mut rows = Vec::new();
         for (i, slot) in self.rows.iter_mut().enumerate() {
-            if !slot.as_ref().is_some_and(|c| c.resp_seq.is_some()) {
-                continue;
-            }
-            let Some(call) = slot.take() else { continue };
+            let Some(call) = slot.take_if(|c| c.resp_seq.is_some()) else { continue };
             let key = (Arc::clone(&call.session), call.direction, call.rpc_id.clone());
             if self.by_key.get(&key) == Some(&(self.base + i)) {
                 self.by_key.remove(&key);

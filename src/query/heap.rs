@@ -1,10 +1,11 @@
 //! Hands freed heap back to the system between the pieces of a piece-by-piece query.
 //!
 //! glibc's allocator keeps memory a piece's query freed in its arenas (one per thread of the
-//! polars pool), scattered between live blocks, so resident memory grew with every piece: on
-//! 21 captures of 500 MB, one rule's `check` peaked at 1.27 GB against 0.56 GB on one of them.
-//! `malloc_trim(0)` returns the free pages of every arena. No crate wraps it (`libc` declares
-//! it, but adding that dependency rebuilds the tree for one function), so it is declared here.
+//! polars pool), scattered between live blocks, so resident memory climbs over the pieces:
+//! `check` on 21 captures of 500 MB peaked at 764 MB without this and 614 MB with it (one run
+//! each, 73 s and 83 s). `malloc_trim(0)` returns the free pages of every arena. No crate
+//! wraps it (`libc` declares it, but adding that dependency rebuilds the tree for one
+//! function), so it is declared here.
 
 /// Returns the heap freed so far to the system, where the allocator can (glibc); elsewhere
 /// nothing.
