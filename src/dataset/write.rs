@@ -166,7 +166,7 @@ fn write_schema_files(dir: &Path) -> Result<(), DatasetError> {
         std::fs::create_dir_all(&folder).map_err(|source| DatasetError::Io { path: folder.clone(), source })?;
         let (tmp, path) = (folder.join(".schema.parquet.tmp"), folder.join(SCHEMA_FILE));
         let file = std::fs::File::create(&tmp).map_err(|source| DatasetError::Io { path: tmp.clone(), source })?;
-        polars::prelude::ParquetWriter::new(file)
+        polars::prelude::ParquetWriter::new(std::io::BufWriter::new(file))
             .finish(&mut DataFrame::empty_with_schema(&schema))
             .map_err(|e| DatasetError::Write { table, reason: e.to_string() })?;
         std::fs::rename(&tmp, &path).map_err(|source| DatasetError::Io { path, source })?;

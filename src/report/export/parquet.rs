@@ -3,7 +3,7 @@
 //! chunks in flight rather than by the row count).
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -84,7 +84,7 @@ impl Stream {
 /// The writer thread: every chunk received, in order, into one Parquet file. After an error the
 /// remaining chunks are drained (so senders never block) and the first error is returned.
 fn write_all(path: &Path, chunks: Receiver<Chunk>) -> Result<u64, String> {
-    let mut writer: Option<polars::io::parquet::write::BatchedWriter<File>> = None;
+    let mut writer: Option<polars::io::parquet::write::BatchedWriter<BufWriter<File>>> = None;
     let mut rows = 0u64;
     let mut error = None;
     for chunk in chunks {
@@ -95,7 +95,7 @@ fn write_all(path: &Path, chunks: Receiver<Chunk>) -> Result<u64, String> {
             let chunk = chunk.into_df()?;
             if writer.is_none() {
                 let file = File::create(path)?;
-                writer = Some(ParquetWriter::new(file).set_parallel(false).batched(chunk.schema())?);
+                writer = Some(ParquetWriter::new(BufWriter::with_capacity(crate::dataset::parts::WRITE_BUFFER, file)).set_parallel(false).batched(chunk.schema())?);
             }
             if let Some(w) = writer.as_mut() {
                 w.write_batch(&chunk)?;
