@@ -255,16 +255,15 @@ impl CaptureStore for Writer {
                 parts.insert(table.to_string(), found);
             }
         };
-        let tail = |rows: Vec<DataFrame>, last: DataFrame| -> Result<DataFrame, polars::prelude::PolarsError> {
-            let mut all = last.clear();
-            for chunk in rows {
+        let concat = |chunks: Vec<DataFrame>, mut all: DataFrame| -> Result<DataFrame, polars::prelude::PolarsError> {
+            for chunk in chunks {
                 all.vstack_mut_owned(chunk)?;
             }
-            all.vstack_mut_owned(last)?;
             Ok(all)
         };
-        let frames = tail(std::mem::take(&mut rows.frame_chunks), rows_df(&std::mem::take(&mut rows.frames))?)?;
-        let calls = tail(std::mem::take(&mut rows.call_chunks), rows_df(&std::mem::take(&mut rows.calls))?)?;
+        let frames = concat(std::mem::take(&mut rows.frame_chunks), rows_df::<FrameRow>(&[])?)?;
+        let mut calls = concat(std::mem::take(&mut rows.call_chunks), rows_df::<CallRow>(&[])?)?;
+        calls.vstack_mut_owned(rows_df(&std::mem::take(&mut rows.calls))?)?;
         match &streamed {
             Some(s) => {
                 put(FrameRow::NAME, s.frames.finish(frames)?);

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use super::chunks::{chunk_calls, chunk_frames};
+use super::chunks::{Columns, chunk_calls, chunk_frames};
 use super::chains::{Chains, next_round};
 use super::routing::fill_routing;
 use super::facts::{custom_marker, fill_frame_row, fill_response, input_required, request_call, tool_rows};
@@ -29,10 +29,8 @@ pub use crate::ingest::accounting::Diagnostic;
 /// Everything one capture yields.
 #[derive(Debug, Default)]
 pub struct CaptureRows {
-    /// Frames already converted to columnar chunks (the `frames` table is these, then `frames`).
+    /// The `frames` table in columnar chunks (all of it: frames are never held as rows).
     pub frame_chunks: Vec<polars::prelude::DataFrame>,
-    /// Frame rows not yet chunked.
-    pub frames: Vec<FrameRow>,
     /// Answered calls already converted to columnar chunks (the `calls` table is these, then `calls`).
     pub call_chunks: Vec<polars::prelude::DataFrame>,
     pub calls: Vec<CallRow>,
@@ -73,6 +71,8 @@ pub struct CaptureModel {
     current_file: String,
     seq: u64,
     out: CaptureRows,
+    /// Frames not yet handed on as a chunk, as columns.
+    frames: Columns<FrameRow>,
     sessions: Sessions,
     /// Calls held as rows (pending ones, and answered ones not yet chunked).
     calls: Calls,
@@ -100,6 +100,7 @@ impl CaptureModel {
             current_file: capture.to_string(),
             seq: 0,
             out: CaptureRows::default(),
+            frames: Columns::default(),
             sessions: Sessions::new(capture, default_session),
             calls: Calls::default(),
             paged_calls: Vec::new(),
@@ -258,8 +259,11 @@ impl CaptureModel {
             row.note = Some(notes.join("; "));
         }
         self.out.accounting.frame(row.kind.as_str(), frame.wire_bytes);
-        self.out.frames.push(row);
-        chunk_frames(&mut self.out.frames, self.options.chunk_sink.as_ref(), &mut self.out.frame_chunks);
+        self.frames.push(&row);
+        drop(row);
+        if let Err(e) = chunk_frames(&mut self.frames, self.options.chunk_sink.as_ref(), &mut self.out.frame_chunks) {
+            self.chunk_failed(e);
+        }
     }
 
     /// Updates sessions and calls with one message; for a paired response returns the
@@ -363,8 +367,21 @@ impl CaptureModel {
         self.calls.chunked();
     }
 
+    /// Building a chunk from its columns failed (never expected: every row fills every
+    /// column): said, not silent.
+    fn chunk_failed(&mut self, e: polars::prelude::PolarsError) {
+        let d = Diagnostic { file: self.current_file.clone(), offset: 0, bytes: 0, reason: "internal_error", detail: format!("building a frames chunk: {e}") };
+        self.out.accounting.diagnostic(d);
+    }
+
     /// Completes sessions and calls.
     pub fn finish(mut self) -> CaptureRows {
+        if self.frames.len() > 0 {
+            match self.frames.take() {
+                Ok(tail) => self.out.frame_chunks.push(tail),
+                Err(e) => self.chunk_failed(e),
+            }
+        }
         let mut out = self.out;
         out.calls = self.calls.into_rows();
         // Calls take the client/server facts of their session where the request had none.

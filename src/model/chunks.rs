@@ -1,8 +1,7 @@
-//! Columnar chunking: frame and call rows become compact polars chunks (16,384 rows at a
-//! time), handed to a [`ChunkSink`] (`tables` streams them to Parquet) or kept for the
-//! tables. Rows handed to a sink become columns on the sink's writer thread ([`Chunk`]), off
-//! the model thread, which is the critical path of a large capture. It decides nothing about
-//! which rows are ready; the capture model does.
+//! Columnar chunking: frame and call rows go straight into column builders ([`Columns`]) and
+//! become compact polars chunks (16,384 rows at a time), handed to a [`ChunkSink`] (`tables`
+//! streams them to Parquet) or kept for the tables. It decides nothing about which rows are
+//! ready; the capture model does.
 
 use std::sync::Arc;
 
@@ -53,33 +52,64 @@ impl Chunk {
     }
 }
 
-/// Turns `rows` into a chunk once there are [`FRAME_CHUNK_ROWS`] of them; the chunk goes to
-/// `sink` or into `kept`. On a (never expected) conversion error the rows simply stay rows.
-pub(crate) fn chunk_frames(rows: &mut Vec<FrameRow>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>) {
-    if rows.len() < FRAME_CHUNK_ROWS {
-        return;
-    }
-    if let Some(sink) = sink {
-        sink.frames(Chunk::of_rows(std::mem::replace(rows, Vec::with_capacity(FRAME_CHUNK_ROWS))));
-        return;
-    }
-    let refs: Vec<&FrameRow> = rows.iter().collect();
-    if let Ok(chunk) = FrameRow::to_df(&refs) {
-        kept.push(chunk);
-        rows.clear();
+/// Rows pushed straight into a table's column builders, [`FRAME_CHUNK_ROWS`] at a time: a
+/// row's strings are copied into the columns' buffers (and freed) as it comes, so no chunk of
+/// row structs is ever held.
+pub(crate) struct Columns<T: Table> {
+    builders: Option<T::Builders>,
+    height: usize,
+}
+
+impl<T: Table> Default for Columns<T> {
+    fn default() -> Self {
+        Columns { builders: None, height: 0 }
     }
 }
 
-/// Turns finished calls into one chunk for `sink` or `kept`; on a (never expected)
-/// conversion error hands the rows back so nothing is lost (a sink's writer reports its own).
-pub(crate) fn chunk_calls(rows: Vec<CallRow>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>) -> Result<(), Vec<CallRow>> {
-    if let Some(sink) = sink {
-        sink.calls(Chunk::of_rows(rows));
+impl<T: Table> Columns<T> {
+    pub(crate) fn push(&mut self, row: &T) {
+        T::push(self.builders.get_or_insert_with(|| T::builders(FRAME_CHUNK_ROWS)), row);
+        self.height += 1;
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.height
+    }
+
+    /// The rows pushed so far as columns (none left in the builders).
+    pub(crate) fn take(&mut self) -> PolarsResult<DataFrame> {
+        self.height = 0;
+        match self.builders.take() {
+            Some(b) => T::finish(b),
+            None => T::to_df(&[]),
+        }
+    }
+}
+
+/// Turns the frames pushed into a chunk once there are [`FRAME_CHUNK_ROWS`] of them; the chunk
+/// goes to `sink` or into `kept`.
+pub(crate) fn chunk_frames(frames: &mut Columns<FrameRow>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>) -> PolarsResult<()> {
+    if frames.len() < FRAME_CHUNK_ROWS {
         return Ok(());
     }
+    let chunk = frames.take()?;
+    match sink {
+        Some(sink) => sink.frames(Chunk::of_columns(chunk)),
+        None => kept.push(chunk),
+    }
+    Ok(())
+}
+
+/// Turns finished calls into one chunk for `sink` or `kept`; on a (never expected)
+/// conversion error hands the rows back so nothing is lost.
+pub(crate) fn chunk_calls(rows: Vec<CallRow>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>) -> Result<(), Vec<CallRow>> {
     match CallRow::to_df(&rows.iter().collect::<Vec<_>>()) {
         Ok(chunk) => {
-            kept.push(chunk);
+            drop(rows);
+            match sink {
+                Some(sink) => sink.calls(Chunk::of_columns(chunk)),
+                None => kept.push(chunk),
+            }
             Ok(())
         }
         Err(_) => Err(rows),

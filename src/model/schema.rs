@@ -1,5 +1,5 @@
 //! The `table!` macro: one declaration per table (column, Rust type, one-line doc) that yields
-//! the row struct, the polars schema, the DataFrame builder, the reader back to rows and the
+//! the row struct, the polars schema, the column builders rows are pushed into, the reader back to rows and the
 //! column docs. It declares no table itself (they are in `rows.rs`) and knows no MCP.
 
 use std::sync::Arc;
@@ -38,8 +38,22 @@ pub trait Table: Sized {
     fn columns() -> Vec<ColumnDoc>;
     /// Column names and polars dtypes, in column order.
     fn schema() -> Schema;
+    /// One builder per column, in column order (a tuple).
+    type Builders: Send;
+    /// Empty builders for about `capacity` rows.
+    fn builders(capacity: usize) -> Self::Builders;
+    /// Appends one row to the builders (its strings are copied into the columns' buffers).
+    fn push(builders: &mut Self::Builders, row: &Self);
+    /// The table of the rows pushed.
+    fn finish(builders: Self::Builders) -> PolarsResult<DataFrame>;
     /// The table of some rows.
-    fn to_df(rows: &[&Self]) -> PolarsResult<DataFrame>;
+    fn to_df(rows: &[&Self]) -> PolarsResult<DataFrame> {
+        let mut builders = Self::builders(rows.len());
+        for row in rows {
+            Self::push(&mut builders, row);
+        }
+        Self::finish(builders)
+    }
     /// The rows of a table built by [`Table::to_df`] (or read back from its files).
     fn rows_from_df(df: &DataFrame) -> Result<Vec<Self>, SchemaError>;
 }
@@ -68,53 +82,71 @@ impl CellError {
     }
 }
 
-/// A Rust type a column can hold: its dtype, its README name, how a row's value becomes a
-/// column value (borrowing strings) and how a column becomes values again.
+/// A Rust type a column can hold: its dtype, its README name, the builder a row's value is
+/// pushed into (strings are copied into the column's buffers as they come) and how a column
+/// becomes values again.
 pub trait ColumnType: Sized {
-    /// Value handed to polars (`&str` for strings and categorical columns).
-    type Out<'a>
-    where
-        Self: 'a;
+    /// Where a column's values accumulate until the column is finished.
+    type Builder: Send;
     fn dtype() -> DataType;
     fn type_name() -> String;
-    fn value(&self) -> Self::Out<'_>;
-    fn column(name: &str, values: Vec<Self::Out<'_>>) -> Column;
+    fn builder(name: &str, capacity: usize) -> Self::Builder;
+    fn push(builder: &mut Self::Builder, value: &Self);
+    fn finish(builder: Self::Builder) -> Column;
     fn from_column(c: &Column) -> Result<Vec<Self>, CellError>;
+}
+
+/// The builder of a number column: its name and values.
+pub struct Values<T> {
+    name: PlSmallStr,
+    values: Vec<T>,
+}
+
+impl<T> Values<T> {
+    fn new(name: &str, capacity: usize) -> Self {
+        Values { name: name.into(), values: Vec::with_capacity(capacity) }
+    }
 }
 
 macro_rules! number_column {
     ($($t:ty => $dtype:expr, $name:literal, $get:ident);+ $(;)?) => {$(
         impl ColumnType for $t {
-            type Out<'a> = $t;
+            type Builder = Values<$t>;
             fn dtype() -> DataType {
                 $dtype
             }
             fn type_name() -> String {
                 $name.to_string()
             }
-            fn value(&self) -> $t {
-                *self
+            fn builder(name: &str, capacity: usize) -> Values<$t> {
+                Values::new(name, capacity)
             }
-            fn column(name: &str, values: Vec<$t>) -> Column {
-                Column::new(name.into(), values)
+            fn push(builder: &mut Values<$t>, value: &$t) {
+                builder.values.push(*value);
+            }
+            fn finish(builder: Values<$t>) -> Column {
+                Column::new(builder.name, builder.values)
             }
             fn from_column(c: &Column) -> Result<Vec<$t>, CellError> {
                 c.$get()?.iter().enumerate().map(|(i, v)| v.ok_or(CellError::Null(i))).collect()
             }
         }
         impl ColumnType for Option<$t> {
-            type Out<'a> = Option<$t>;
+            type Builder = Values<Option<$t>>;
             fn dtype() -> DataType {
                 $dtype
             }
             fn type_name() -> String {
                 concat!($name, "?").to_string()
             }
-            fn value(&self) -> Option<$t> {
-                *self
+            fn builder(name: &str, capacity: usize) -> Values<Option<$t>> {
+                Values::new(name, capacity)
             }
-            fn column(name: &str, values: Vec<Option<$t>>) -> Column {
-                Column::new(name.into(), values)
+            fn push(builder: &mut Values<Option<$t>>, value: &Option<$t>) {
+                builder.values.push(*value);
+            }
+            fn finish(builder: Values<Option<$t>>) -> Column {
+                Column::new(builder.name, builder.values)
             }
             fn from_column(c: &Column) -> Result<Vec<Option<$t>>, CellError> {
                 Ok(c.$get()?.iter().collect())
@@ -131,18 +163,21 @@ number_column!(
 );
 
 impl ColumnType for String {
-    type Out<'a> = &'a str;
+    type Builder = StringChunkedBuilder;
     fn dtype() -> DataType {
         DataType::String
     }
     fn type_name() -> String {
         "string".into()
     }
-    fn value(&self) -> &str {
-        self
+    fn builder(name: &str, capacity: usize) -> StringChunkedBuilder {
+        StringChunkedBuilder::new(name.into(), capacity)
     }
-    fn column(name: &str, values: Vec<&str>) -> Column {
-        Column::new(name.into(), values)
+    fn push(builder: &mut StringChunkedBuilder, value: &String) {
+        builder.append_value(value);
+    }
+    fn finish(builder: StringChunkedBuilder) -> Column {
+        builder.finish().into_column()
     }
     fn from_column(c: &Column) -> Result<Vec<String>, CellError> {
         c.str()?.iter().enumerate().map(|(i, v)| v.map(str::to_string).ok_or(CellError::Null(i))).collect()
@@ -150,18 +185,21 @@ impl ColumnType for String {
 }
 
 impl ColumnType for Option<String> {
-    type Out<'a> = Option<&'a str>;
+    type Builder = StringChunkedBuilder;
     fn dtype() -> DataType {
         DataType::String
     }
     fn type_name() -> String {
         "string?".into()
     }
-    fn value(&self) -> Option<&str> {
-        self.as_deref()
+    fn builder(name: &str, capacity: usize) -> StringChunkedBuilder {
+        StringChunkedBuilder::new(name.into(), capacity)
     }
-    fn column(name: &str, values: Vec<Option<&str>>) -> Column {
-        Column::new(name.into(), values)
+    fn push(builder: &mut StringChunkedBuilder, value: &Option<String>) {
+        builder.append_option(value.as_deref());
+    }
+    fn finish(builder: StringChunkedBuilder) -> Column {
+        builder.finish().into_column()
     }
     fn from_column(c: &Column) -> Result<Vec<Option<String>>, CellError> {
         Ok(c.str()?.iter().map(|v| v.map(str::to_string)).collect())
@@ -170,18 +208,21 @@ impl ColumnType for Option<String> {
 
 /// Capture and session names are shared (`Arc<str>`): millions of rows, a handful of names.
 impl ColumnType for Arc<str> {
-    type Out<'a> = &'a str;
+    type Builder = StringChunkedBuilder;
     fn dtype() -> DataType {
         DataType::String
     }
     fn type_name() -> String {
         "string".into()
     }
-    fn value(&self) -> &str {
-        self
+    fn builder(name: &str, capacity: usize) -> StringChunkedBuilder {
+        StringChunkedBuilder::new(name.into(), capacity)
     }
-    fn column(name: &str, values: Vec<&str>) -> Column {
-        Column::new(name.into(), values)
+    fn push(builder: &mut StringChunkedBuilder, value: &Arc<str>) {
+        builder.append_value(&**value);
+    }
+    fn finish(builder: StringChunkedBuilder) -> Column {
+        builder.finish().into_column()
     }
     fn from_column(c: &Column) -> Result<Vec<Arc<str>>, CellError> {
         // Rows read back share one Arc per distinct name, as the model's rows do.
@@ -210,18 +251,21 @@ pub trait Categorical: Copy + 'static {
 macro_rules! categorical_column {
     ($($t:ty),+ $(,)?) => {$(
         impl $crate::model::schema::ColumnType for $t {
-            type Out<'a> = &'static str;
+            type Builder = polars::prelude::StringChunkedBuilder;
             fn dtype() -> polars::prelude::DataType {
                 polars::prelude::DataType::String
             }
             fn type_name() -> String {
                 <$t as $crate::model::schema::Categorical>::VALUES.iter().map(|v| $crate::model::schema::Categorical::as_str(*v)).collect::<Vec<_>>().join("|")
             }
-            fn value(&self) -> &'static str {
-                $crate::model::schema::Categorical::as_str(*self)
+            fn builder(name: &str, capacity: usize) -> polars::prelude::StringChunkedBuilder {
+                polars::prelude::StringChunkedBuilder::new(name.into(), capacity)
             }
-            fn column(name: &str, values: Vec<&'static str>) -> polars::prelude::Column {
-                polars::prelude::Column::new(name.into(), values)
+            fn push(builder: &mut polars::prelude::StringChunkedBuilder, value: &$t) {
+                builder.append_value($crate::model::schema::Categorical::as_str(*value));
+            }
+            fn finish(builder: polars::prelude::StringChunkedBuilder) -> polars::prelude::Column {
+                polars::prelude::IntoColumn::into_column(builder.finish())
             }
             fn from_column(c: &polars::prelude::Column) -> Result<Vec<$t>, $crate::model::schema::CellError> {
                 c.str()?
@@ -336,10 +380,21 @@ macro_rules! table {
                 ),+])
             }
 
-            fn to_df(rows: &[&Self]) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
-                use $crate::model::schema::ColumnType as _;
+            type Builders = ($(<$ty as $crate::model::schema::ColumnType>::Builder,)+);
+
+            fn builders(capacity: usize) -> Self::Builders {
+                ($(<$ty as $crate::model::schema::ColumnType>::builder(stringify!($field), capacity),)+)
+            }
+
+            fn push(builders: &mut Self::Builders, row: &Self) {
+                let ($($field,)+) = builders;
+                $(<$ty as $crate::model::schema::ColumnType>::push($field, &row.$field);)+
+            }
+
+            fn finish(builders: Self::Builders) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
+                let ($($field,)+) = builders;
                 polars::prelude::DataFrame::new_infer_height(vec![$(
-                    <$ty as $crate::model::schema::ColumnType>::column(stringify!($field), rows.iter().map(|r| r.$field.value()).collect())
+                    <$ty as $crate::model::schema::ColumnType>::finish($field)
                 ),+])
             }
 

@@ -82,9 +82,6 @@ pub fn build_tables(captures: &mut [CaptureRows], limits: &[ReaderLimit]) -> Pol
         for chunk in std::mem::take(&mut c.frame_chunks) {
             frames.vstack_mut_owned(chunk)?;
         }
-        let tail = std::mem::take(&mut c.frames);
-        frames.vstack_mut_owned(df(&tail)?)?;
-        drop(tail);
         for chunk in std::mem::take(&mut c.call_chunks) {
             calls.vstack_mut_owned(chunk)?;
         }
