@@ -58,8 +58,7 @@ impl TableParts {
         TableParts { dir: dir.to_path_buf(), table, stem: stem.to_string(), running: Mutex::new(None) }
     }
 
-    /// Hands a chunk to the writer thread (which converts its rows to columns), starting it on
-    /// first use. Errors are kept and returned by [`TableParts::finish`].
+    /// Hands a chunk to the writer thread, starting it on first use. Errors are kept and returned by [`TableParts::finish`].
     pub fn write(&self, chunk: Chunk) {
         if chunk.height() == 0 {
             return;
@@ -111,7 +110,7 @@ fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<Chunk>) -> 
             continue;
         }
         let result = (|| -> Result<(), String> {
-            let chunk = chunk.into_df().map_err(|e| format!("{table}: building a chunk: {e}"))?;
+            let chunk = chunk.into_df();
             if current.is_none() {
                 std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
                 let n = done.len();

@@ -23,32 +23,23 @@ pub trait ChunkSink: Send + Sync {
     fn calls(&self, chunk: Chunk);
 }
 
-/// One chunk of a table on its way to a file: rows still to be converted to columns (by
-/// whoever writes them, on their own thread), or columns already.
+/// One chunk of a table on its way to a file, already columns.
 pub struct Chunk {
-    height: usize,
-    columns: Box<dyn FnOnce() -> PolarsResult<DataFrame> + Send>,
+    df: DataFrame,
 }
 
 impl Chunk {
-    /// Rows, converted when [`Chunk::into_df`] is called.
-    pub fn of_rows<T: Table + Send + 'static>(rows: Vec<T>) -> Self {
-        Chunk { height: rows.len(), columns: Box::new(move || T::to_df(&rows.iter().collect::<Vec<_>>())) }
-    }
-
-    /// Columns already built.
     pub fn of_columns(df: DataFrame) -> Self {
-        Chunk { height: df.height(), columns: Box::new(move || Ok(df)) }
+        Chunk { df }
     }
 
     /// Rows in the chunk.
     pub fn height(&self) -> usize {
-        self.height
+        self.df.height()
     }
 
-    /// The chunk as columns (converting its rows, if it holds rows).
-    pub fn into_df(self) -> PolarsResult<DataFrame> {
-        (self.columns)()
+    pub fn into_df(self) -> DataFrame {
+        self.df
     }
 }
 

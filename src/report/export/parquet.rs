@@ -41,7 +41,7 @@ impl Stream {
         Stream { path, sender: Mutex::new(None), writer: Mutex::new(None) }
     }
 
-    /// Hands a chunk to the writer thread (which converts its rows to columns), starting it
+    /// Hands a chunk to the writer thread, starting it
     /// (and the file, with the chunk's schema) on first use. Errors are kept and reported when
     /// the table is finished.
     fn write(&self, chunk: Chunk) {
@@ -92,7 +92,7 @@ fn write_all(path: &Path, chunks: Receiver<Chunk>) -> Result<u64, String> {
             continue;
         }
         let result = (|| -> PolarsResult<u64> {
-            let chunk = chunk.into_df()?;
+            let chunk = chunk.into_df();
             if writer.is_none() {
                 let file = File::create(path)?;
                 writer = Some(ParquetWriter::new(BufWriter::with_capacity(crate::dataset::parts::WRITE_BUFFER, file)).set_parallel(false).batched(chunk.schema())?);
