@@ -67,12 +67,49 @@ pub fn mcpsift(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mcpsift")).args(args).output().expect("run mcpsift")
 }
 
+/// This run's scratch folder, `$TMPDIR/mcpsift-tests-PID`: every file a test writes goes under
+/// it, and it is removed when the test binary exits (set `MCPSIFT_KEEP_TEST_FILES` to keep it).
+/// Runs killed before they exit leave theirs; the next run removes those of dead processes.
+pub fn scratch() -> PathBuf {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let tmp = std::env::temp_dir();
+        remove_dead_runs(&tmp);
+        let root = tmp.join(format!("mcpsift-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&root).expect("scratch folder");
+        unsafe extern "C" {
+            fn atexit(callback: extern "C" fn()) -> i32;
+        }
+        extern "C" fn remove_scratch() {
+            if std::env::var_os("MCPSIFT_KEEP_TEST_FILES").is_none() {
+                let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("mcpsift-tests-{}", std::process::id())));
+            }
+        }
+        // SAFETY: registers a plain function with the C runtime; it runs once, at exit.
+        unsafe { atexit(remove_scratch) };
+        root
+    })
+    .clone()
+}
+
+/// Removes the scratch folders of earlier runs whose process is gone.
+fn remove_dead_runs(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("mcpsift-tests-")).and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 /// A fresh, empty folder for one test (never shared: each call gets its own).
 pub fn temp_dir(name: &str) -> PathBuf {
     // Unique per call: tests run in parallel, and several call this with the same name.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let d = std::env::temp_dir().join(format!("mcpsift-test-{}-{n}-{name}", std::process::id()));
+    let d = scratch().join(format!("{n}-{name}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     d
