@@ -3,7 +3,10 @@
 //! says is read elsewhere (`facts.rs`); this only finds the call it answers.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+
+use equivalent::Equivalent;
 
 use polars::prelude::PlHashMap;
 
@@ -23,9 +26,51 @@ pub(crate) struct Calls {
     next: usize,
     chunk_at: usize,
     /// (session, request direction, id) → call number of the latest such request.
-    by_key: PlHashMap<(Arc<str>, Direction, String), usize>,
+    by_key: PlHashMap<CallKey, usize>,
     /// (connection, exchange) → call number, to pair `id: null` HTTP errors.
     by_exchange: HashMap<(u64, u64), usize>,
+}
+
+/// A request's (session, request direction, id), held by the map.
+#[derive(PartialEq, Eq)]
+struct CallKey {
+    session: Arc<str>,
+    requester: Direction,
+    id: String,
+}
+
+/// The same key borrowed, to look one up without building it: every response, duplicate
+/// check and chunking looks up a key, and building one costs an allocation for the id.
+struct KeyRef<'a> {
+    session: &'a str,
+    requester: Direction,
+    id: &'a str,
+}
+
+impl<'a> KeyRef<'a> {
+    fn of(key: &'a CallKey) -> Self {
+        KeyRef { session: &key.session, requester: key.requester, id: &key.id }
+    }
+}
+
+impl Hash for KeyRef<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.session.hash(h);
+        self.requester.hash(h);
+        self.id.hash(h);
+    }
+}
+
+impl Hash for CallKey {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        KeyRef::of(self).hash(h);
+    }
+}
+
+impl Equivalent<CallKey> for KeyRef<'_> {
+    fn equivalent(&self, key: &CallKey) -> bool {
+        self.requester == key.requester && self.id == key.id && self.session == &*key.session
+    }
 }
 
 impl Default for Calls {
@@ -37,7 +82,7 @@ impl Default for Calls {
 impl Calls {
     /// The latest request with that key, if it is still a row.
     pub fn latest(&self, session: &Arc<str>, requester: Direction, id: &str) -> Option<&CallRow> {
-        self.by_key.get(&(Arc::clone(session), requester, id.to_string())).and_then(|i| self.get(*i))
+        self.by_key.get(&KeyRef { session, requester, id }).and_then(|i| self.get(*i))
     }
 
     fn get(&self, idx: usize) -> Option<&CallRow> {
@@ -46,12 +91,12 @@ impl Calls {
 
     /// Whether a request with that key was made (even if it already left as a chunk).
     pub fn was_requested(&self, session: &Arc<str>, requester: Direction, id: &str) -> bool {
-        self.by_key.contains_key(&(Arc::clone(session), requester, id.to_string()))
+        self.by_key.contains_key(&KeyRef { session, requester, id })
     }
 
     /// Holds a new request; returns true when enough calls are held to chunk the answered ones.
     pub fn request(&mut self, call: CallRow, http: Option<&HttpContext>) -> bool {
-        let key = (Arc::clone(&call.session), call.direction, call.rpc_id.clone());
+        let key = CallKey { session: Arc::clone(&call.session), requester: call.direction, id: call.rpc_id.clone() };
         let idx = self.push(call);
         self.by_key.insert(key, idx);
         if let Some(h) = http {
@@ -72,7 +117,7 @@ impl Calls {
     /// The call a response answers: by key, or (id `null`) by HTTP exchange, the second
     /// reported as `true`. The number may name a call that already left as a chunk.
     pub fn answered_by(&self, session: &Arc<str>, requester: Direction, id: &str, http: Option<&HttpContext>) -> (Option<usize>, bool) {
-        let idx = self.by_key.get(&(Arc::clone(session), requester, id.to_string())).copied();
+        let idx = self.by_key.get(&KeyRef { session, requester, id }).copied();
         if idx.is_none()
             && id == "null"
             && let Some(h) = http
@@ -98,7 +143,7 @@ impl Calls {
 
     /// The latest request with that key, for a cancellation.
     pub fn latest_mut(&mut self, session: &Arc<str>, requester: Direction, id: String) -> Option<&mut CallRow> {
-        let idx = *self.by_key.get(&(Arc::clone(session), requester, id))?;
+        let idx = *self.by_key.get(&KeyRef { session, requester, id: &id })?;
         self.get_mut(idx)
     }
 
@@ -110,7 +155,7 @@ impl Calls {
         let mut rows = Vec::new();
         for (i, slot) in self.rows.iter_mut().enumerate() {
             let Some(call) = slot.take_if(|c| c.resp_seq.is_some()) else { continue };
-            let key = (Arc::clone(&call.session), call.direction, call.rpc_id.clone());
+            let key = KeyRef { session: &call.session, requester: call.direction, id: &call.rpc_id };
             if self.by_key.get(&key) == Some(&(self.base + i)) {
                 self.by_key.remove(&key);
             }
