@@ -110,7 +110,7 @@ fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<Chunk>) -> 
             continue;
         }
         let result = (|| -> Result<(), String> {
-            let chunk = chunk.into_df();
+            let chunk = chunk.into_df().map_err(|e| format!("{table}: building a chunk's columns: {e}"))?;
             if current.is_none() {
                 std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
                 let n = done.len();

@@ -23,23 +23,41 @@ pub trait ChunkSink: Send + Sync {
     fn calls(&self, chunk: Chunk);
 }
 
-/// One chunk of a table on its way to a file, already columns.
+/// One chunk of a table on its way to a file: columns, or answered calls still rows, made
+/// columns by whoever writes the chunk ([`Chunk::into_df`]) so that the model thread (the
+/// critical path of a capture) does not convert them.
 pub struct Chunk {
-    df: DataFrame,
+    data: ChunkData,
+}
+
+enum ChunkData {
+    Columns(DataFrame),
+    Calls(Vec<CallRow>),
 }
 
 impl Chunk {
     pub fn of_columns(df: DataFrame) -> Self {
-        Chunk { df }
+        Chunk { data: ChunkData::Columns(df) }
+    }
+
+    fn of_calls(rows: Vec<CallRow>) -> Self {
+        Chunk { data: ChunkData::Calls(rows) }
     }
 
     /// Rows in the chunk.
     pub fn height(&self) -> usize {
-        self.df.height()
+        match &self.data {
+            ChunkData::Columns(df) => df.height(),
+            ChunkData::Calls(rows) => rows.len(),
+        }
     }
 
-    pub fn into_df(self) -> DataFrame {
-        self.df
+    /// The chunk as columns.
+    pub fn into_df(self) -> PolarsResult<DataFrame> {
+        match self.data {
+            ChunkData::Columns(df) => Ok(df),
+            ChunkData::Calls(rows) => CallRow::to_df(&rows.iter().collect::<Vec<_>>()),
+        }
     }
 }
 
@@ -91,16 +109,17 @@ pub(crate) fn chunk_frames(frames: &mut Columns<FrameRow>, sink: Option<&Arc<dyn
     Ok(())
 }
 
-/// Turns finished calls into one chunk for `sink` or `kept`; on a (never expected)
-/// conversion error hands the rows back so nothing is lost.
+/// Turns finished calls into one chunk for `sink` (as rows: the sink's writer makes them
+/// columns) or `kept`; on a (never expected) conversion error hands the rows back so nothing
+/// is lost.
 pub(crate) fn chunk_calls(rows: Vec<CallRow>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>) -> Result<(), Vec<CallRow>> {
+    if let Some(sink) = sink {
+        sink.calls(Chunk::of_calls(rows));
+        return Ok(());
+    }
     match CallRow::to_df(&rows.iter().collect::<Vec<_>>()) {
         Ok(chunk) => {
-            drop(rows);
-            match sink {
-                Some(sink) => sink.calls(Chunk::of_columns(chunk)),
-                None => kept.push(chunk),
-            }
+            kept.push(chunk);
             Ok(())
         }
         Err(_) => Err(rows),

@@ -92,7 +92,7 @@ fn write_all(path: &Path, chunks: Receiver<Chunk>) -> Result<u64, String> {
             continue;
         }
         let result = (|| -> PolarsResult<u64> {
-            let chunk = chunk.into_df();
+            let chunk = chunk.into_df()?;
             if writer.is_none() {
                 let file = File::create(path)?;
                 writer = Some(ParquetWriter::new(BufWriter::with_capacity(crate::dataset::parts::WRITE_BUFFER, file)).set_parallel(false).batched(chunk.schema())?);
