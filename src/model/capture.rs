@@ -358,7 +358,7 @@ impl CaptureModel {
                 fill_session_facts(call, &st.row);
             }
             if super::pages::is_page(call) {
-                self.paged_calls.push(call.clone());
+                self.paged_calls.push(CallRow::clone(call));
             }
         }
         if let Err(rows) = chunk_calls(rows, self.options.chunk_sink.as_ref(), &mut self.out.call_chunks) {

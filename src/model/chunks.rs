@@ -32,7 +32,7 @@ pub struct Chunk {
 
 enum ChunkData {
     Columns(DataFrame),
-    Calls(Vec<CallRow>),
+    Calls(Vec<Box<CallRow>>),
 }
 
 impl Chunk {
@@ -40,7 +40,7 @@ impl Chunk {
         Chunk { data: ChunkData::Columns(df) }
     }
 
-    fn of_calls(rows: Vec<CallRow>) -> Self {
+    fn of_calls(rows: Vec<Box<CallRow>>) -> Self {
         Chunk { data: ChunkData::Calls(rows) }
     }
 
@@ -56,7 +56,7 @@ impl Chunk {
     pub fn into_df(self) -> PolarsResult<DataFrame> {
         match self.data {
             ChunkData::Columns(df) => Ok(df),
-            ChunkData::Calls(rows) => CallRow::to_df(&rows.iter().collect::<Vec<_>>()),
+            ChunkData::Calls(rows) => CallRow::to_df(&rows.iter().map(|r| &**r).collect::<Vec<_>>()),
         }
     }
 }
@@ -112,12 +112,12 @@ pub(crate) fn chunk_frames(frames: &mut Columns<FrameRow>, sink: Option<&Arc<dyn
 /// Turns finished calls into one chunk for `sink` (as rows: the sink's writer makes them
 /// columns) or `kept`; on a (never expected) conversion error hands the rows back so nothing
 /// is lost.
-pub(crate) fn chunk_calls(rows: Vec<CallRow>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>) -> Result<(), Vec<CallRow>> {
+pub(crate) fn chunk_calls(rows: Vec<Box<CallRow>>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>) -> Result<(), Vec<Box<CallRow>>> {
     if let Some(sink) = sink {
         sink.calls(Chunk::of_calls(rows));
         return Ok(());
     }
-    match CallRow::to_df(&rows.iter().collect::<Vec<_>>()) {
+    match CallRow::to_df(&rows.iter().map(|r| &**r).collect::<Vec<_>>()) {
         Ok(chunk) => {
             kept.push(chunk);
             Ok(())

@@ -151,15 +151,16 @@ impl Calls {
     /// calls not yet answered: a cancelled call is often answered late, and its response must
     /// still find it. They leave at a later chunk once answered, or at the end of the capture,
     /// so they are held no longer (and cost no more) than calls never answered.
-    pub fn take_finished(&mut self) -> Vec<CallRow> {
-        let mut rows = Vec::new();
+    /// Boxed as held: a row is large, and moving it out of its box costs a copy.
+    pub fn take_finished(&mut self) -> Vec<Box<CallRow>> {
+        let mut rows = Vec::with_capacity(self.held);
         for (i, slot) in self.rows.iter_mut().enumerate() {
             let Some(call) = slot.take_if(|c| c.resp_seq.is_some()) else { continue };
             let key = KeyRef { session: &call.session, requester: call.direction, id: &call.rpc_id };
             if self.by_key.get(&key) == Some(&(self.base + i)) {
                 self.by_key.remove(&key);
             }
-            rows.push(*call);
+            rows.push(call);
         }
         self.held -= rows.len();
         while self.rows.front().is_some_and(Option::is_none) {
@@ -170,9 +171,9 @@ impl Calls {
     }
 
     /// Takes back calls that could not be chunked (never expected), so nothing is lost.
-    pub fn restore(&mut self, rows: Vec<CallRow>) {
+    pub fn restore(&mut self, rows: Vec<Box<CallRow>>) {
         for call in rows {
-            self.push(call);
+            self.push(*call);
         }
     }
 
