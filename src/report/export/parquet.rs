@@ -95,7 +95,7 @@ fn write_all(path: &Path, chunks: Receiver<Chunk>) -> Result<u64, String> {
             let chunk = chunk.into_df()?;
             if writer.is_none() {
                 let file = File::create(path)?;
-                writer = Some(ParquetWriter::new(BufWriter::with_capacity(crate::dataset::parts::WRITE_BUFFER, file)).set_parallel(false).batched(chunk.schema())?);
+                writer = Some(crate::dataset::parts::part_writer(file).batched(chunk.schema())?);
             }
             if let Some(w) = writer.as_mut() {
                 w.write_batch(&chunk)?;
