@@ -3,7 +3,9 @@
 //! the one before it is absorbed, so reading, parsing and row building overlap. Absorbed
 //! frames go back to the reading thread to be freed there: it allocated them, it is the least
 //! busy, and the model thread (the critical path) neither frees nor takes the allocator's
-//! lock of another thread's arena. Knows nothing of discovery, tables or progress.
+//! lock of another thread's arena. The emptied batches go back too and are filled again:
+//! a batch is a large allocation, and a fresh one per batch is fresh pages to fault in.
+//! Knows nothing of discovery, tables or progress.
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -30,9 +32,9 @@ pub fn capture_rows(input: &CaptureInput, ingest: &IngestFn<'_>, model_opts: &Ar
     let mut model = CaptureModel::new(input.name(), &default_session(input), Arc::clone(model_opts));
     let files = std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<Vec<SinkItem>>(CHANNEL_BATCHES);
-        let (spent_tx, spent_rx) = sync_channel::<Vec<Frame>>(SPENT_BATCHES);
+        let (spent_tx, spent_rx) = sync_channel::<Vec<SinkItem>>(SPENT_BATCHES);
         let reader = scope.spawn(move || {
-            let mut sink = ChannelSink { tx, spent: spent_rx, batch: Vec::new(), batch_bytes: 0 };
+            let mut sink = ChannelSink { tx, spent: spent_rx, batch: Vec::with_capacity(CHANNEL_BATCH_ITEMS), spare: None, batch_bytes: 0 };
             let files = ingest(input, &mut sink);
             sink.send();
             files
@@ -62,21 +64,17 @@ fn parse_ahead(batch: &[SinkItem]) -> Vec<Option<Parsed>> {
         .collect()
 }
 
-/// Applies a batch parsed by [`parse_ahead`] to the model, in order, and hands its frames
-/// back to the reading thread (or frees them here when it has gone or is behind).
-fn absorb(ready: Option<(Vec<SinkItem>, Vec<Option<Parsed>>)>, model: &mut CaptureModel, spent: &SyncSender<Vec<Frame>>) {
-    let Some((items, parsed)) = ready else { return };
-    let mut frames = Vec::with_capacity(items.len());
-    for (item, parsed) in items.into_iter().zip(parsed) {
+/// Applies a batch parsed by [`parse_ahead`] to the model, in order, and hands the batch with
+/// its frames back to the reading thread (or frees it here when that has gone or is behind).
+fn absorb(ready: Option<(Vec<SinkItem>, Vec<Option<Parsed>>)>, model: &mut CaptureModel, spent: &SyncSender<Vec<SinkItem>>) {
+    let Some((mut items, parsed)) = ready else { return };
+    for (item, parsed) in items.iter_mut().zip(parsed) {
         match (item, parsed) {
-            (SinkItem::Frame(f), Some(p)) => {
-                model.frame_parsed(&f, p);
-                frames.push(f);
-            }
-            (item, _) => item.apply(model),
+            (SinkItem::Frame(f), Some(p)) => model.frame_parsed(f, p),
+            (item, _) => std::mem::replace(item, SinkItem::Absorbed).apply(model),
         }
     }
-    let _ = spent.try_send(frames);
+    let _ = spent.try_send(items);
 }
 
 /// One sink call, carried from the reading thread to the model.
@@ -86,6 +84,8 @@ enum SinkItem {
     Skip(Skip),
     Framing(FramingCategory, u64),
     BeginFile(String),
+    /// What is left of an item the model took.
+    Absorbed,
 }
 
 impl SinkItem {
@@ -96,6 +96,7 @@ impl SinkItem {
             SinkItem::Skip(s) => sink.skip(s),
             SinkItem::Framing(category, bytes) => sink.framing(category, bytes),
             SinkItem::BeginFile(file) => sink.begin_file(&file),
+            SinkItem::Absorbed => {}
         }
     }
 }
@@ -104,11 +105,12 @@ impl SinkItem {
 const SPENT_BATCHES: usize = 2;
 
 /// The reading thread's sink: batches calls and sends them to the model, and frees the frames
-/// the model is done with.
+/// the model is done with, keeping one emptied batch to fill next.
 struct ChannelSink {
     tx: SyncSender<Vec<SinkItem>>,
-    spent: Receiver<Vec<Frame>>,
+    spent: Receiver<Vec<SinkItem>>,
     batch: Vec<SinkItem>,
+    spare: Option<Vec<SinkItem>>,
     batch_bytes: usize,
 }
 
@@ -122,11 +124,15 @@ impl ChannelSink {
     }
 
     fn send(&mut self) {
-        self.spent.try_iter().for_each(drop);
+        for mut spent in self.spent.try_iter() {
+            spent.clear();
+            self.spare.get_or_insert(spent);
+        }
         if !self.batch.is_empty() {
             self.batch_bytes = 0;
+            let next = self.spare.take().unwrap_or_else(|| Vec::with_capacity(CHANNEL_BATCH_ITEMS));
             // The model only stops receiving when it is gone; then there is nobody to tell.
-            let _ = self.tx.send(std::mem::take(&mut self.batch));
+            let _ = self.tx.send(std::mem::replace(&mut self.batch, next));
         }
     }
 }
