@@ -192,7 +192,9 @@ impl CaptureModel {
         if let Some(n) = &frame.note {
             notes.push(n.clone());
         }
-        let messages: Vec<Message> = match parsed {
+        // One message stays in its box (a message is large: moving it costs a copy).
+        let mut one: Option<Box<Message>> = None;
+        let mut batch: Vec<Message> = match parsed {
             Parsed::One(mut m) => {
                 if m.truncation_marker.is_none() && m.kind == Some(Kind::Response) && !self.options.truncation_markers.is_empty() {
                     m.truncation_marker = custom_marker(&self.options.truncation_markers, &frame.payload);
@@ -201,7 +203,8 @@ impl CaptureModel {
                 if let Some(n) = &m.note {
                     notes.push(n.clone());
                 }
-                vec![*m]
+                one = Some(m);
+                Vec::new()
             }
             Parsed::Batch(v) => {
                 row.kind = Kind::Batch;
@@ -226,7 +229,11 @@ impl CaptureModel {
             notes.push(format!("{} {} -> {}", h.method, h.url, status));
         }
         self.sessions.frame(&session, direction, frame, row.kind);
-        for m in &messages {
+        let messages: &[Message] = match &one {
+            Some(m) => std::slice::from_ref(&**m),
+            None => &batch,
+        };
+        for m in messages {
             // A response takes the method and tool of the request it answers.
             if let Some((method, tool)) = self.absorb_message(&session, direction, seq, frame, m, &mut notes)
                 && messages.len() == 1
@@ -238,15 +245,18 @@ impl CaptureModel {
         row.http_user_agent = frame.http.as_ref().and_then(|h| h.extras.as_ref()).and_then(|e| e.user_agent.clone());
         if direction == Direction::ClientToServer
             && let Some(h) = &frame.http
-            && let [m] = messages.as_slice()
+            && let [m] = messages
             && matches!(m.kind, Some(Kind::Request) | Some(Kind::Notification))
         {
             let params = m.tool.as_ref().and_then(|t| self.header_params.get(t)).map(Vec::as_slice);
             fill_routing(&mut row, h, m, params);
         }
-        if messages.len() == 1
-            && let Some(m) = messages.into_iter().next()
-        {
+        let single = match one.as_deref_mut() {
+            Some(m) => Some(m),
+            None if batch.len() == 1 => batch.first_mut(),
+            None => None,
+        };
+        if let Some(m) = single {
             fill_frame_row(&mut row, m);
         }
         if row.truncation_marker.is_none()

@@ -178,18 +178,18 @@ pub fn is_server_output_validation(text: &str) -> bool {
 }
 
 /// Moves a message's facts into its frame's row (the call row took its own copies first).
-pub(crate) fn fill_frame_row(row: &mut FrameRow, m: Message) {
-    row.method = m.method.or(row.method.take());
-    row.rpc_id = m.rpc_id;
-    row.tool = m.tool.or(row.tool.take());
+pub(crate) fn fill_frame_row(row: &mut FrameRow, m: &mut Message) {
+    row.method = m.method.take().or(row.method.take());
+    row.rpc_id = m.rpc_id.take();
+    row.tool = m.tool.take().or(row.tool.take());
     row.is_error = m.is_error;
     row.error_code = m.error_code;
-    row.error_message = m.error_message;
-    row.content_types = m.content_types;
+    row.error_message = m.error_message.take();
+    row.content_types = m.content_types.take();
     row.text_bytes = m.text_bytes;
     row.blob_bytes_b64 = m.blob_bytes_b64;
     row.blob_bytes_decoded = m.blob_bytes_decoded;
     row.has_structured = m.has_structured;
     row.structured_bytes = m.structured_bytes;
-    row.truncation_marker = m.truncation_marker;
+    row.truncation_marker = m.truncation_marker.take();
 }
