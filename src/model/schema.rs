@@ -207,22 +207,38 @@ impl ColumnType for Option<String> {
 }
 
 /// Capture and session names are shared (`Arc<str>`): millions of rows, a handful of names.
+/// Their builder keeps runs of one name ([`Runs`]), not the text once per row.
 impl ColumnType for Arc<str> {
-    type Builder = StringChunkedBuilder;
+    type Builder = Runs;
     fn dtype() -> DataType {
         DataType::String
     }
     fn type_name() -> String {
         "string".into()
     }
-    fn builder(name: &str, capacity: usize) -> StringChunkedBuilder {
-        StringChunkedBuilder::new(name.into(), capacity)
+    fn builder(name: &str, _capacity: usize) -> Runs {
+        Runs { name: name.into(), runs: Vec::new() }
     }
-    fn push(builder: &mut StringChunkedBuilder, value: &Arc<str>) {
-        builder.append_value(&**value);
+    fn push(builder: &mut Runs, value: &Arc<str>) {
+        match builder.runs.last_mut() {
+            Some((last, n)) if Arc::ptr_eq(last, value) || **last == **value => *n += 1,
+            _ => builder.runs.push((Arc::clone(value), 1)),
+        }
     }
-    fn finish(builder: StringChunkedBuilder) -> Column {
-        builder.finish().into_column()
+    fn finish(builder: Runs) -> Column {
+        match builder.runs.as_slice() {
+            // A chunk holds one capture's rows, most often of one session: the text is stored once.
+            [(value, n)] => StringChunked::full(builder.name, value, *n).into_column(),
+            runs => {
+                let mut b = StringChunkedBuilder::new(builder.name, runs.iter().map(|(_, n)| n).sum());
+                for (value, n) in runs {
+                    for _ in 0..*n {
+                        b.append_value(&**value);
+                    }
+                }
+                b.finish().into_column()
+            }
+        }
     }
     fn from_column(c: &Column) -> Result<Vec<Arc<str>>, CellError> {
         // Rows read back share one Arc per distinct name, as the model's rows do.
@@ -236,6 +252,12 @@ impl ColumnType for Arc<str> {
             })
             .collect()
     }
+}
+
+/// The builder of a shared-name column: its name and runs of one value with their lengths.
+pub struct Runs {
+    name: PlSmallStr,
+    runs: Vec<(Arc<str>, usize)>,
 }
 
 /// A categorical column: an enum in Rust, its `as_str` text in the table.
