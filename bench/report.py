@@ -104,7 +104,7 @@ def main():
             else:
                 verdict = "pass" if ratio >= tgt else "FAIL"
             ratio_rows.append([fname, f"mcpsift/{peer}", (fmt(ratio) + "x") if ratio else "-",
-                               (fmt(tgt, 0) + "x") if tgt else "-", verdict])
+                               (f"{tgt:g}x") if tgt else "-", verdict])
     t2, m2 = table(["file", "throughput ratio", "value", "target", "result"], ratio_rows)
 
     # Memory target: peak RSS < 3 x largest frame + 200 MB.

@@ -5,7 +5,9 @@
 //! `check` on 21 captures of 500 MB peaked at 764 MB without this and 614 MB with it (one run
 //! each, 73 s and 83 s). `malloc_trim(0)` returns the free pages of every arena. No crate
 //! wraps it (`libc` declares it, but adding that dependency rebuilds the tree for one
-//! function), so it is declared here.
+//! function), so it is declared here. The `mcpsift` binary allocates with mimalloc
+//! (`src/main.rs`), which returns freed pages itself after a purge delay; this call then has
+//! little to return, and is kept for library users on glibc's allocator.
 
 /// Returns the heap freed so far to the system, where the allocator can (glibc); elsewhere
 /// nothing.
