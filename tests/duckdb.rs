@@ -33,8 +33,7 @@ fn multiset(findings: impl Iterator<Item = Key>) -> BTreeMap<Key, usize> {
 }
 
 fn compare(input: &Path, name: &str) {
-    let dir = crate::util::scratch().join(format!("mcpsift-duckdb-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = crate::util::temp_dir(&format!("duckdb-{name}")).join("dataset");
     let input = input.to_str().expect("utf-8 path");
     let out = mcpsift(&["tables", input, "--out", dir.to_str().expect("utf-8 path"), "-q"]);
     assert!(out.status.success(), "tables: {}", String::from_utf8_lossy(&out.stderr));

@@ -46,8 +46,7 @@ fn validate(xml: &Path) -> Result<Value, String> {
 
 #[test]
 fn junit_is_valid_has_a_testcase_per_rule_and_capture_and_fails_where_problems_were_seeded() {
-    let dir = crate::util::scratch().join(format!("mcpsift-junit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::util::temp_dir("junit");
     let folders = recorded_samples();
     let run = |format: &str| {
         let args: Vec<&str> = ["check", "-q", "--format", format].into_iter().chain(folders.iter().map(String::as_str)).collect();

@@ -203,8 +203,7 @@ fn path_args(paths: &[PathBuf]) -> Vec<&str> {
 
 /// A fresh dataset of `paths` (`mcpsift tables`) in a temporary folder named after `what`.
 fn dataset_of(paths: &[PathBuf], what: &str) -> PathBuf {
-    let dir = crate::util::scratch().join(format!("mcpsift-latency-{what}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = crate::util::temp_dir(&format!("latency-{what}")).join("dataset");
     let mut args = vec!["tables"];
     args.extend(path_args(paths));
     args.extend(["--out", dir.to_str().expect("utf-8 path"), "-q"]);
@@ -253,9 +252,7 @@ fn latency_groups_merge_across_pieces_of_a_dataset() {
     // under another name, so another capture), one capture per piece: each group's calls are
     // in two pieces, and its quantiles must be those of both copies' latencies together.
     let originals = transcripts();
-    let copies_dir = crate::util::scratch().join(format!("mcpsift-latency-copies-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&copies_dir);
-    std::fs::create_dir_all(&copies_dir).expect("copies dir");
+    let copies_dir = crate::util::temp_dir("latency-copies");
     let mut paths = originals.clone();
     for (i, p) in originals.iter().enumerate() {
         let copy = copies_dir.join(format!("copy{i}-{}", p.file_name().expect("name").to_string_lossy()));
@@ -372,8 +369,7 @@ fn latency_rule_flags_p95_outliers_and_timeouts_with_overridable_thresholds() {
     assert_eq!(found, expect(&defaults));
 
     // The thresholds are the `params` row: a copy of the rule with others replaces the built-in.
-    let dir = crate::util::scratch().join(format!("mcpsift-latency-rule-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::util::temp_dir("latency-rule");
     let sql = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("queries/latency.sql")).unwrap();
     let default_row = "SELECT 5.0 AS outlier_ratio, 500.0 AS min_p95_ms, 3 AS min_calls";
     assert!(sql.contains(default_row), "the documented params row");
@@ -392,8 +388,7 @@ fn every_report_format_carries_the_latency_groups_check_prints() {
     args.extend(path_args(&paths));
     args.extend(["-q", "--format", "json"]);
     let from_check = check_json(&args)["latency"].clone();
-    let dir = crate::util::scratch().join(format!("mcpsift-latency-report-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::util::temp_dir("latency-report");
     for ext in ["json", "md", "html"] {
         let file = dir.join(format!("r.{ext}"));
         let mut args = vec!["report"];

@@ -244,8 +244,7 @@ fn the_latency_rule_reads_chains_as_logical_calls() {
     // every timed group, the refund group's detail carries the chain latency truth gives.
     let truth = http_truth();
     let refund = &truth[&("approve_refund".to_string(), "ledger-cli".to_string(), "3.4.0".to_string())];
-    let dir = crate::util::scratch().join(format!("mcpsift-latency-chains-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::util::temp_dir("latency-chains");
     let sql = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("queries/latency.sql")).unwrap();
     let default_row = "SELECT 5.0 AS outlier_ratio, 500.0 AS min_p95_ms, 3 AS min_calls";
     assert!(sql.contains(default_row));

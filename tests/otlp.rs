@@ -149,8 +149,7 @@ print(json.dumps({"requests": truth, "chains": chains}))
 "#;
 
 fn run_python(script: &str, args: &[&str]) -> Value {
-    let dir = crate::util::scratch().join(format!("mcpsift-otlp-py-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::util::temp_dir("otlp-py");
     let file = dir.join(format!("s{}.py", script.len()));
     std::fs::write(&file, script).unwrap();
     let out = std::process::Command::new(python()).arg(&file).args(args).output().expect("run python");
@@ -159,7 +158,7 @@ fn run_python(script: &str, args: &[&str]) -> Value {
 }
 
 fn export(paths: &[PathBuf], name: &str) -> PathBuf {
-    let file = crate::util::scratch().join(format!("mcpsift-otlp-{}-{name}.json", std::process::id()));
+    let file = crate::util::temp_dir(&format!("otlp-{name}")).join("export.json");
     let mut args = vec!["export".to_string(), "otlp".to_string()];
     args.extend(paths.iter().map(|p| p.display().to_string()));
     args.extend(["-q".to_string(), "-o".to_string(), file.display().to_string()]);
@@ -253,8 +252,7 @@ fn otlp_spans_and_metrics_parse_with_the_official_protos_and_match_the_recorded_
 #[test]
 fn otlp_takes_trace_context_from_params_meta_traceparent() {
     // A transcript of two calls, one carrying W3C trace context in params._meta.
-    let dir = crate::util::scratch().join(format!("mcpsift-otlp-tp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::util::temp_dir("otlp-tp");
     let (trace, parent) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
     let records = [
         format!(r#"{{"direction":"c2s","ts_us":1796000000000000,"message":{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"get_weather","_meta":{{"traceparent":"00-{trace}-{parent}-01"}}}}}}}}"#),

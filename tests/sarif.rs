@@ -29,7 +29,7 @@ fn generated_pair(dir: &std::path::Path) -> (std::path::PathBuf, std::path::Path
 
 #[test]
 fn sarif_with_more_than_5000_findings_is_capped_summarised_and_said_on_stderr() {
-    let dir = crate::util::scratch().join(format!("mcpsift-sarif-cap-{}", std::process::id()));
+    let dir = crate::util::temp_dir("sarif-cap");
     let (a, b) = generated_pair(&dir);
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
     let json = mcpsift(&["check", a, b, "-q", "--format", "json"]);

@@ -70,7 +70,7 @@ pub fn mcpsift(args: &[&str]) -> Output {
 /// This run's scratch folder, `$TMPDIR/mcpsift-tests-PID`: every file a test writes goes under
 /// it, and it is removed when the test binary exits (set `MCPSIFT_KEEP_TEST_FILES` to keep it).
 /// Runs killed before they exit leave theirs; the next run removes those of dead processes.
-pub fn scratch() -> PathBuf {
+fn scratch() -> PathBuf {
     static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ROOT.get_or_init(|| {
         let tmp = std::env::temp_dir();
