@@ -41,6 +41,7 @@ pub(crate) const WRITE_BUFFER: usize = 1 << 20;
 pub(crate) fn part_writer(out: File) -> ParquetWriter<BufWriter<File>> {
     ParquetWriter::new(BufWriter::with_capacity(WRITE_BUFFER, out)).set_parallel(false).with_compression(ParquetCompression::Snappy)
 }
+
 /// Chunks waiting for the writer thread: bounds memory while a slow disk catches up.
 const CHUNKS_IN_FLIGHT: usize = 4;
 

@@ -251,10 +251,9 @@ impl CaptureModel {
             let params = m.tool.as_ref().and_then(|t| self.header_params.get(t)).map(Vec::as_slice);
             fill_routing(&mut row, h, m, params);
         }
-        let single = match one.as_deref_mut() {
-            Some(m) => Some(m),
-            None if batch.len() == 1 => batch.first_mut(),
-            None => None,
+        let single = match (one.as_deref_mut(), batch.as_mut_slice()) {
+            (Some(m), _) | (None, [m]) => Some(m),
+            _ => None,
         };
         if let Some(m) = single {
             fill_frame_row(&mut row, m);

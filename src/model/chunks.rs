@@ -57,9 +57,14 @@ impl Chunk {
     pub fn into_df(self) -> PolarsResult<DataFrame> {
         match self.data {
             ChunkData::Columns(df) => Ok(df),
-            ChunkData::Calls(rows) => CallRow::to_df(&rows.iter().map(|r| &**r).collect::<Vec<_>>()),
+            ChunkData::Calls(rows) => calls_df(&rows),
         }
     }
+}
+
+/// Answered calls as columns.
+fn calls_df(rows: &[Box<CallRow>]) -> PolarsResult<DataFrame> {
+    CallRow::to_df(&rows.iter().map(|r| &**r).collect::<Vec<_>>())
 }
 
 /// Rows pushed straight into a table's column builders, [`FRAME_CHUNK_ROWS`] at a time: a
@@ -118,7 +123,7 @@ pub(crate) fn chunk_calls(rows: Vec<Box<CallRow>>, sink: Option<&Arc<dyn ChunkSi
         sink.calls(Chunk::of_calls(rows));
         return Ok(());
     }
-    match CallRow::to_df(&rows.iter().map(|r| &**r).collect::<Vec<_>>()) {
+    match calls_df(&rows) {
         Ok(chunk) => {
             kept.push(chunk);
             Ok(())
