@@ -162,8 +162,8 @@ impl CaptureModel {
                 _ => Direction::ServerToClient,
             },
             Some(Kind::Response) | Some(Kind::Error) => {
-                let id = m.rpc_id.clone().unwrap_or_default();
-                match self.calls.latest(session, Direction::ServerToClient, &id) {
+                let id = m.rpc_id.as_deref().unwrap_or_default();
+                match self.calls.latest(session, Direction::ServerToClient, id) {
                     Some(c) if c.resp_seq.is_none() => Direction::ClientToServer,
                     _ => Direction::ServerToClient,
                 }
@@ -302,8 +302,8 @@ impl CaptureModel {
             }
             Some(Kind::Response) | Some(Kind::Error) => {
                 let requester = if direction == Direction::ClientToServer { Direction::ServerToClient } else { Direction::ClientToServer };
-                let id = m.rpc_id.clone().unwrap_or_default();
-                let (idx, by_exchange) = self.calls.answered_by(session_name, requester, &id, frame.http.as_ref());
+                let id = m.rpc_id.as_deref().unwrap_or_default();
+                let (idx, by_exchange) = self.calls.answered_by(session_name, requester, id, frame.http.as_ref());
                 if by_exchange {
                     notes.push("id null: paired through its HTTP exchange".into());
                 }

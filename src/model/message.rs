@@ -6,6 +6,7 @@
 //! called invalid because one MCP field has an unexpected type.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -721,11 +722,16 @@ struct SchemaWalk {
 }
 
 impl SchemaWalk {
-    fn visit(&mut self, v: &serde_json::Value, path: &str) {
+    /// `path` is the JSON Pointer of `v`; children append to it and take their part off again
+    /// (one buffer for the walk, a copy only for the first array without items).
+    fn visit(&mut self, v: &serde_json::Value, path: &mut String) {
+        let at = path.len();
         let Some(o) = v.as_object() else {
             if let Some(a) = v.as_array() {
                 for (i, x) in a.iter().enumerate() {
-                    self.visit(x, &format!("{path}/{i}"));
+                    let _ = write!(path, "/{i}");
+                    self.visit(x, path);
+                    path.truncate(at);
                 }
             }
             return;
@@ -737,7 +743,7 @@ impl SchemaWalk {
         };
         if is_array && !o.contains_key("items") && !o.contains_key("prefixItems") {
             self.arrays_without_items += 1;
-            self.first_path.get_or_insert_with(|| path.to_string());
+            self.first_path.get_or_insert_with(|| path.clone());
         }
         if o.get("items").is_some_and(serde_json::Value::is_array) {
             self.tuple_items = true;
@@ -746,7 +752,10 @@ impl SchemaWalk {
             if matches!(k.as_str(), "enum" | "const" | "default" | "examples" | "required") {
                 continue;
             }
-            self.visit(child, &format!("{path}/{k}"));
+            path.push('/');
+            path.push_str(k);
+            self.visit(child, path);
+            path.truncate(at);
         }
     }
 }
@@ -762,7 +771,7 @@ fn tool_def(t: ToolView) -> ToolDef {
     if let Some(schema) = t.input_schema
         && let Ok(v) = serde_json::from_str::<serde_json::Value>(schema.get())
     {
-        walk.visit(&v, "#");
+        walk.visit(&v, &mut String::from("#"));
         if let Some(props) = v.get("properties").and_then(|p| p.as_object()) {
             header_params = props
                 .iter()

@@ -270,24 +270,57 @@ pub trait Categorical: Copy + 'static {
     }
 }
 
+/// The builder of a categorical column: each row's position among the texts seen so far, and
+/// those texts once. `finish` gathers the rows from the texts, so a row costs an index, not a
+/// copy of its text (`client_to_server` is too long to sit in a string view).
+pub struct Choices {
+    name: PlSmallStr,
+    texts: Vec<&'static str>,
+    rows: Vec<IdxSize>,
+}
+
+impl Choices {
+    pub fn new(name: &str, capacity: usize) -> Self {
+        Choices { name: name.into(), texts: Vec::new(), rows: Vec::with_capacity(capacity) }
+    }
+
+    pub fn push(&mut self, text: &'static str) {
+        let at = match self.texts.iter().position(|t| std::ptr::eq(*t, text) || *t == text) {
+            Some(at) => at,
+            None => {
+                self.texts.push(text);
+                self.texts.len() - 1
+            }
+        };
+        self.rows.push(at as IdxSize);
+    }
+
+    pub fn finish(self) -> Column {
+        let texts = StringChunked::from_slice(self.name, &self.texts);
+        let rows = IdxCa::from_vec(PlSmallStr::EMPTY, self.rows);
+        // Every row is a position in `texts`, pushed with it.
+        texts.take(&rows).expect("rows index the builder's own texts").into_column()
+    }
+}
+
 macro_rules! categorical_column {
     ($($t:ty),+ $(,)?) => {$(
         impl $crate::model::schema::ColumnType for $t {
-            type Builder = polars::prelude::StringChunkedBuilder;
+            type Builder = $crate::model::schema::Choices;
             fn dtype() -> polars::prelude::DataType {
                 polars::prelude::DataType::String
             }
             fn type_name() -> String {
                 <$t as $crate::model::schema::Categorical>::VALUES.iter().map(|v| $crate::model::schema::Categorical::as_str(*v)).collect::<Vec<_>>().join("|")
             }
-            fn builder(name: &str, capacity: usize) -> polars::prelude::StringChunkedBuilder {
-                polars::prelude::StringChunkedBuilder::new(name.into(), capacity)
+            fn builder(name: &str, capacity: usize) -> $crate::model::schema::Choices {
+                $crate::model::schema::Choices::new(name, capacity)
             }
-            fn push(builder: &mut polars::prelude::StringChunkedBuilder, value: &$t) {
-                builder.append_value($crate::model::schema::Categorical::as_str(*value));
+            fn push(builder: &mut $crate::model::schema::Choices, value: &$t) {
+                builder.push($crate::model::schema::Categorical::as_str(*value));
             }
-            fn finish(builder: polars::prelude::StringChunkedBuilder) -> polars::prelude::Column {
-                polars::prelude::IntoColumn::into_column(builder.finish())
+            fn finish(builder: $crate::model::schema::Choices) -> polars::prelude::Column {
+                builder.finish()
             }
             fn from_column(c: &polars::prelude::Column) -> Result<Vec<$t>, $crate::model::schema::CellError> {
                 c.str()?
