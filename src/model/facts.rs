@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::message::{Kind, Message};
 use super::rows::{CallRow, FrameRow, Outcome, ToolRow, Validation};
-use super::validate::{OutputSchemas, SchemaCheck, text_disagreement};
+use super::validate::{OutputSchemas, SchemaCheck, text_disagreement_parsed};
 use crate::ingest::frame::{Direction, Frame};
 
 /// The call row of a request.
@@ -38,14 +38,14 @@ pub(crate) fn request_call(capture: &Arc<str>, session: &Arc<str>, direction: Di
 /// The conversation a request belongs to: its session, unless it is a 2026-07-28 request
 /// (stateless: `_meta` carries the protocol version), whose conversation is its client
 /// identity at its pipe or client address.
-fn conversation(session: &Arc<str>, frame: &Frame, m: &Message) -> String {
+fn conversation(session: &Arc<str>, frame: &Frame, m: &Message) -> Arc<str> {
     if m.meta_protocol_version.is_none() || m.method.as_deref() == Some("initialize") {
-        return session.to_string();
+        return Arc::clone(session);
     }
     let who = m.client_info.as_ref().map_or_else(|| "? ?".to_string(), |c| format!("{} {}", c.name.as_deref().unwrap_or("?"), c.version.as_deref().unwrap_or("?")));
     match frame.http.as_ref().and_then(|h| h.extras.as_ref()).and_then(|e| e.client_ip.as_deref()) {
-        Some(ip) => format!("{who} @ ip:{ip}"),
-        None => format!("{who} @ {session}"),
+        Some(ip) => format!("{who} @ ip:{ip}").into(),
+        None => format!("{who} @ {session}").into(),
     }
 }
 
@@ -104,7 +104,7 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
         call.error_with_structured = m.is_error == Some(true) && m.has_structured;
         call.empty_content = m.has_structured && m.content_blocks == 0;
         if let (Some(text), Some(sc)) = (&m.first_text, &m.structured)
-            && let Some(why) = text_disagreement(text, sc)
+            && let Some(why) = text_disagreement_parsed(text, sc)
         {
             call.text_disagrees = true;
             call.note = Some(why);
@@ -114,7 +114,7 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
             // An input_required round is not the tool's output: it carries no structuredContent by design.
             call.missing_structured = call.schema_known && !m.has_structured && m.is_error != Some(true) && !input_required(call);
             if let Some(sc) = &m.structured {
-                match schemas.check(session, &tool, sc) {
+                match schemas.check_parsed(session, &tool, sc) {
                     SchemaCheck::Valid => call.schema_valid = Some(true),
                     SchemaCheck::Invalid(errors) => {
                         call.schema_valid = Some(false);

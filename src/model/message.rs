@@ -100,8 +100,9 @@ pub struct Message {
     pub blob_bytes_decoded: u64,
     pub has_structured: bool,
     pub structured_bytes: u64,
-    /// structuredContent text when small enough to keep for later checks.
-    pub structured: Option<String>,
+    /// structuredContent, when small enough to keep for later checks, read once as JSON (or
+    /// the parser's message): the page's items here, its schema and its text later.
+    pub structured: Option<Result<serde_json::Value, String>>,
     /// First text block when small enough to compare with structuredContent.
     pub first_text: Option<String>,
     pub truncation_marker: Option<String>,
@@ -439,7 +440,13 @@ fn embedded_jsonrpc_note(payload: &[u8]) -> Option<String> {
 }
 
 fn parse_object(payload: &[u8], scalar_args: bool) -> Result<Message, Box<Parsed>> {
-    match serde_json::from_slice::<Typed>(payload) {
+    // Nearly every payload is valid UTF-8: checked once here, serde reads it as text and does
+    // not check each string and raw value again (a tenth of the parse on small messages).
+    let typed = match std::str::from_utf8(payload) {
+        Ok(text) => serde_json::from_str::<Typed>(text),
+        Err(_) => serde_json::from_slice::<Typed>(payload),
+    };
+    match typed {
         Ok(t) => {
             let m = from_typed(t, scalar_args);
             if m.kind.is_none() {
@@ -621,14 +628,15 @@ fn read_result(r: ResultView, m: &mut Message) {
         m.has_structured = true;
         m.structured_bytes = sc.get().len() as u64;
         if sc.get().len() <= KEEP_STRUCTURED_BYTES {
-            m.structured = Some(sc.get().to_string());
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(sc.get())
-                && let Some(items) = main_array(&v)
+            let parsed = serde_json::from_str::<serde_json::Value>(sc.get()).map_err(|e| e.to_string());
+            if let Ok(v) = &parsed
+                && let Some(items) = main_array(v)
             {
                 m.items_returned = Some(items.len() as u64);
                 m.first_item_key = items.first().and_then(item_key);
                 m.last_item_key = items.last().and_then(item_key);
             }
+            m.structured = Some(parsed);
         }
         if let Ok(pr) = serde_json::from_str::<PageResult>(sc.get()) {
             m.cursor_out = raw_str(pr.next_cursor_camel).or_else(|| raw_str(pr.next_cursor));

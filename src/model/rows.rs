@@ -244,7 +244,7 @@ table! {
         /// Round within the chain, from 1; the chain's highest round is the logical call's outcome.
         round: u32,
         /// Conversation key: the session for handshake-era calls; for a 2026-07-28 request (its `_meta` carries a protocolVersion) `client_name client_version @ place`, place being `ip:ADDR` of the HTTP client, else the session (the stdio pipe).
-        conversation: String,
+        conversation: Arc<str>,
         /// The request's `params._meta.traceparent` (W3C Trace Context), when it carries one.
         traceparent: Option<String>,
     }

@@ -14,10 +14,11 @@ enum Schema {
     Unusable(String),
 }
 
-/// Output schemas seen in each session's `tools/list` results, by (session, tool).
+/// Output schemas seen in each session's `tools/list` results, by session, then tool (looked
+/// up by borrowed names).
 #[derive(Default)]
 pub struct OutputSchemas {
-    schemas: HashMap<(String, String), Schema>,
+    schemas: HashMap<String, HashMap<String, Schema>>,
 }
 
 /// The outcome of checking one structuredContent.
@@ -38,16 +39,26 @@ pub enum SchemaCheck {
 impl OutputSchemas {
     /// Records (or replaces) a tool's outputSchema text for a session.
     pub fn insert(&mut self, session: &str, tool: &str, schema_text: String) {
-        self.schemas.insert((session.to_string(), tool.to_string()), Schema::Text(schema_text));
+        let tools = match self.schemas.get_mut(session) {
+            Some(tools) => tools,
+            None => self.schemas.entry(session.to_string()).or_default(),
+        };
+        tools.insert(tool.to_string(), Schema::Text(schema_text));
     }
 
     pub fn knows(&self, session: &str, tool: &str) -> bool {
-        self.schemas.contains_key(&(session.to_string(), tool.to_string()))
+        self.schemas.get(session).is_some_and(|tools| tools.contains_key(tool))
     }
 
     /// Validates `structured` (JSON text) against the tool's schema.
+    #[cfg(test)]
     pub fn check(&mut self, session: &str, tool: &str, structured: &str) -> SchemaCheck {
-        let Some(entry) = self.schemas.get_mut(&(session.to_string(), tool.to_string())) else {
+        self.check_parsed(session, tool, &serde_json::from_str::<Value>(structured).map_err(|e| e.to_string()))
+    }
+
+    /// Validates structuredContent, as parsed (or the parser's message), against the tool's schema.
+    pub fn check_parsed(&mut self, session: &str, tool: &str, structured: &Result<Value, String>) -> SchemaCheck {
+        let Some(entry) = self.schemas.get_mut(session).and_then(|tools| tools.get_mut(tool)) else {
             return SchemaCheck::NoSchema;
         };
         if let Schema::Text(text) = entry {
@@ -60,10 +71,10 @@ impl OutputSchemas {
             };
         }
         match entry {
-            Schema::Compiled(v) => match serde_json::from_str::<Value>(structured) {
+            Schema::Compiled(v) => match structured {
                 Ok(instance) => {
                     let errors: Vec<String> = v
-                        .iter_errors(&instance)
+                        .iter_errors(instance)
                         .take(5)
                         .map(|e| {
                             let path = e.instance_path().to_string();
@@ -72,7 +83,7 @@ impl OutputSchemas {
                         .collect();
                     if errors.is_empty() { SchemaCheck::Valid } else { SchemaCheck::Invalid(errors) }
                 }
-                Err(e) if is_recursion_limit(&e) => SchemaCheck::Unchecked(format!(
+                Err(e) if is_recursion_limit(e) => SchemaCheck::Unchecked(format!(
                     "structuredContent not checked: it nests deeper than mcpsift's JSON parser reads (128 levels) ({e})"
                 )),
                 Err(e) => SchemaCheck::Invalid(vec![format!("structuredContent is not JSON: {e}")]),
@@ -84,24 +95,30 @@ impl OutputSchemas {
 }
 
 /// serde_json stops at 128 nested levels: text deeper than that may be valid JSON.
-fn is_recursion_limit(e: &serde_json::Error) -> bool {
-    e.to_string().starts_with("recursion limit exceeded")
+fn is_recursion_limit(message: &str) -> bool {
+    message.starts_with("recursion limit exceeded")
 }
 
 /// Why the first text block and structuredContent disagree, if they do: text that parses as a
 /// JSON object different from structuredContent, or `key=N` numbers in text that differ from
 /// the same top-level keys of structuredContent.
+#[cfg(test)]
 pub fn text_disagreement(text: &str, structured: &str) -> Option<String> {
-    let sc: Value = serde_json::from_str(structured).ok()?;
+    text_disagreement_parsed(text, &serde_json::from_str::<Value>(structured).map_err(|e| e.to_string()))
+}
+
+/// [`text_disagreement`] with structuredContent as parsed (or the parser's message).
+pub fn text_disagreement_parsed(text: &str, structured: &Result<Value, String>) -> Option<String> {
+    let sc = structured.as_ref().ok()?;
     let trimmed = text.trim();
     if trimmed.starts_with('{')
         && let Ok(tv) = serde_json::from_str::<Value>(trimmed)
     {
         {
-            if tv == sc {
+            if tv == *sc {
                 return None;
             }
-            let keys: Vec<String> = match (&tv, &sc) {
+            let keys: Vec<String> = match (&tv, sc) {
                 (Value::Object(a), Value::Object(b)) => {
                     let mut k: Vec<String> = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).cloned().collect();
                     k.sort();
