@@ -71,6 +71,8 @@ pub struct Writer {
     old: Option<Manifest>,
     rebuilt: Option<String>,
     files: Mutex<HashMap<String, Vec<InputFile>>>,
+    /// Hashes of a capture's files being computed while it is read (one thread per capture).
+    hashing: Mutex<HashMap<String, std::thread::JoinHandle<Vec<Option<String>>>>>,
     reused: Mutex<HashMap<String, InputEntry>>,
     written: Mutex<HashMap<String, InputEntry>>,
     sinks: Mutex<HashMap<String, Arc<CaptureParts>>>,
@@ -95,6 +97,7 @@ impl Writer {
             old,
             rebuilt,
             files: Mutex::default(),
+            hashing: Mutex::default(),
             reused: Mutex::default(),
             written: Mutex::default(),
             sinks: Mutex::default(),
@@ -109,8 +112,10 @@ impl Writer {
     fn stem(&self, capture: &str) -> String {
         let files = self.files.lock().unwrap_or_else(|p| p.into_inner());
         let mut key = format!("{capture}\0{}\0{}", self.fingerprint, schema_version());
+        // Size and mtime, not the hash (computed while the capture is read): an input read
+        // again has changed one of them, so its new parts never overwrite the old ones.
         for f in files.get(capture).into_iter().flatten() {
-            key.push_str(&format!("\0{}\0{}", f.path, f.blake3));
+            key.push_str(&format!("\0{}\0{}\0{}", f.path, f.size, f.mtime_ns));
         }
         if !self.options.incremental {
             key.push_str(&format!("\0{}", std::process::id()));
@@ -200,6 +205,8 @@ fn stat(path: &Path) -> Option<InputFile> {
     Some(InputFile { path: path.display().to_string(), size: meta.len(), mtime_ns, blake3: String::new() })
 }
 
+/// blake3 of a file's bytes, read (a memory map would count the whole file in the resident
+/// memory the bench bounds).
 fn hash_file(path: &Path) -> Option<String> {
     let mut hasher = blake3::Hasher::new();
     hasher.update_reader(std::fs::File::open(path).ok()?).ok()?;
@@ -223,14 +230,26 @@ impl CaptureStore for Writer {
             return false;
         }
         if self.options.incremental {
-            for f in &mut files {
-                f.blake3 = hash_file(Path::new(&f.path)).unwrap_or_default();
-            }
-            // Touched, not changed: keep the parts, record the new size and mtime.
-            if let Some(old) = old.filter(|o| same_files(&files, &o.files, true) && files.iter().all(|f| !f.blake3.is_empty())) {
-                let entry = InputEntry { files: files.clone(), ..old.clone() };
-                self.reused.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), entry);
-                return false;
+            match old {
+                Some(old) => {
+                    for f in &mut files {
+                        f.blake3 = hash_file(Path::new(&f.path)).unwrap_or_default();
+                    }
+                    // Touched, not changed: keep the parts, record the new size and mtime.
+                    if same_files(&files, &old.files, true) && files.iter().all(|f| !f.blake3.is_empty()) {
+                        let entry = InputEntry { files: files.clone(), ..old.clone() };
+                        self.reused.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), entry);
+                        return false;
+                    }
+                }
+                // A new input: its hash is only for the manifest, so it is computed beside the
+                // reading (a second pass over the file, which was a fifth of `tables` on a log of
+                // large messages when it came first).
+                None => {
+                    let paths: Vec<PathBuf> = files.iter().map(|f| PathBuf::from(&f.path)).collect();
+                    let handle = std::thread::spawn(move || paths.iter().map(|p| hash_file(p)).collect());
+                    self.hashing.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), handle);
+                }
             }
         }
         self.files.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), files);
@@ -278,7 +297,13 @@ impl CaptureStore for Writer {
         put(ToolRow::NAME, TableParts::new(&self.dir, ToolRow::NAME, &stem).finish(rows_df(&std::mem::take(&mut rows.tools))?)?);
         put(EventRow::NAME, TableParts::new(&self.dir, EventRow::NAME, &stem).finish(rows_df(&std::mem::take(&mut rows.events))?)?);
         put(PageRow::NAME, TableParts::new(&self.dir, PageRow::NAME, &stem).finish(rows_df(&std::mem::take(&mut rows.pages))?)?);
-        let files = self.files.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned().unwrap_or_default();
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned().unwrap_or_default();
+        let hashing = self.hashing.lock().unwrap_or_else(|p| p.into_inner()).remove(name);
+        if let Some(hashes) = hashing.and_then(|h| h.join().ok()) {
+            for (f, hash) in files.iter_mut().zip(hashes) {
+                f.blake3 = hash.unwrap_or_default();
+            }
+        }
         let entry = InputEntry { capture: name.to_string(), files, parts, summary: CaptureSummary::of(capture) };
         self.written.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), entry);
         Ok(())

@@ -440,9 +440,10 @@ fn embedded_jsonrpc_note(payload: &[u8]) -> Option<String> {
 }
 
 fn parse_object(payload: &[u8], scalar_args: bool) -> Result<Message, Box<Parsed>> {
-    // Nearly every payload is valid UTF-8: checked once here, serde reads it as text and does
-    // not check each string and raw value again (a tenth of the parse on small messages).
-    let typed = match std::str::from_utf8(payload) {
+    // Nearly every payload is valid UTF-8: checked once here (simdutf8, several times the speed
+    // of the standard check on large texts), serde reads it as text and does not check each
+    // string and raw value again (4% of the CPU of `tables` on small messages).
+    let typed = match simdutf8::basic::from_utf8(payload) {
         Ok(text) => serde_json::from_str::<Typed>(text),
         Err(_) => serde_json::from_slice::<Typed>(payload),
     };
