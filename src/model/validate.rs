@@ -50,8 +50,7 @@ impl OutputSchemas {
         self.schemas.get(session).is_some_and(|tools| tools.contains_key(tool))
     }
 
-    /// Validates `structured` (JSON text) against the tool's schema.
-    #[cfg(test)]
+    /// Validates `structured` (JSON text) against the tool's schema (the fuzz harness's entry).
     pub fn check(&mut self, session: &str, tool: &str, structured: &str) -> SchemaCheck {
         self.check_parsed(session, tool, &serde_json::from_str::<Value>(structured).map_err(|e| e.to_string()))
     }
@@ -102,7 +101,6 @@ fn is_recursion_limit(message: &str) -> bool {
 /// Why the first text block and structuredContent disagree, if they do: text that parses as a
 /// JSON object different from structuredContent, or `key=N` numbers in text that differ from
 /// the same top-level keys of structuredContent.
-#[cfg(test)]
 pub fn text_disagreement(text: &str, structured: &str) -> Option<String> {
     text_disagreement_parsed(text, &serde_json::from_str::<Value>(structured).map_err(|e| e.to_string()))
 }
