@@ -71,7 +71,8 @@ pub struct Writer {
     old: Option<Manifest>,
     rebuilt: Option<String>,
     files: Mutex<HashMap<String, Vec<InputFile>>>,
-    /// Hashes of a capture's files being computed while it is read (one thread per capture).
+    /// Hashes of a capture's files being computed while it is read (one thread per capture
+    /// being read).
     hashing: Mutex<HashMap<String, std::thread::JoinHandle<Vec<Option<String>>>>>,
     reused: Mutex<HashMap<String, InputEntry>>,
     written: Mutex<HashMap<String, InputEntry>>,
@@ -229,34 +230,39 @@ impl CaptureStore for Writer {
             self.reused.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), old.clone());
             return false;
         }
-        if self.options.incremental {
-            match old {
-                Some(old) => {
-                    for f in &mut files {
-                        f.blake3 = hash_file(Path::new(&f.path)).unwrap_or_default();
-                    }
-                    // Touched, not changed: keep the parts, record the new size and mtime.
-                    if same_files(&files, &old.files, true) && files.iter().all(|f| !f.blake3.is_empty()) {
-                        let entry = InputEntry { files: files.clone(), ..old.clone() };
-                        self.reused.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), entry);
-                        return false;
-                    }
-                }
-                // A new input: its hash is only for the manifest, so it is computed beside the
-                // reading (a second pass over the file, which was a fifth of `tables` on a log of
-                // large messages when it came first).
-                None => {
-                    let paths: Vec<PathBuf> = files.iter().map(|f| PathBuf::from(&f.path)).collect();
-                    let handle = std::thread::spawn(move || paths.iter().map(|p| hash_file(p)).collect());
-                    self.hashing.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), handle);
-                }
+        // An input whose size or mtime changed is hashed now: its bytes may still be the old
+        // ones. A new input's hash is only for the manifest: it is computed while the input is
+        // read (`chunk_sink`), not here, where every input is asked before any is read.
+        if let Some(old) = old {
+            for f in &mut files {
+                f.blake3 = hash_file(Path::new(&f.path)).unwrap_or_default();
+            }
+            // Touched, not changed: keep the parts, record the new size and mtime.
+            if same_files(&files, &old.files, true) && files.iter().all(|f| !f.blake3.is_empty()) {
+                let entry = InputEntry { files: files.clone(), ..old.clone() };
+                self.reused.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), entry);
+                return false;
             }
         }
         self.files.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), files);
         true
     }
 
+    /// Called as the capture's reading begins (on the pool, so at most `--jobs` at a time): a
+    /// new input's files, not hashed by `wanted`, are hashed on a thread of their own beside
+    /// the reading. Hashing first was a second pass over the file before reading began, a
+    /// fifth of `tables` on a log of large messages.
     fn chunk_sink(&self, input: &CaptureInput) -> Arc<dyn ChunkSink> {
+        if self.options.incremental {
+            let files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+            let unhashed: Option<Vec<PathBuf>> =
+                files.get(input.name()).filter(|fs| fs.iter().all(|f| f.blake3.is_empty())).map(|fs| fs.iter().map(|f| PathBuf::from(&f.path)).collect());
+            drop(files);
+            if let Some(paths) = unhashed {
+                let handle = std::thread::spawn(move || paths.iter().map(|p| hash_file(p)).collect());
+                self.hashing.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), handle);
+            }
+        }
         let stem = self.stem(input.name());
         let parts = Arc::new(CaptureParts { frames: TableParts::new(&self.dir, FrameRow::NAME, &stem), calls: TableParts::new(&self.dir, CallRow::NAME, &stem) });
         self.sinks.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), Arc::clone(&parts));
