@@ -39,6 +39,20 @@ pub enum Command {
     Export(ExportCommand),
 }
 
+impl Command {
+    /// `--jobs`, when given (it bounds the cores the whole run uses: `src/cores.rs`).
+    pub fn jobs(&self) -> Option<u16> {
+        match self {
+            Command::Query(a) => a.input.jobs,
+            Command::Tables(a) => a.input.jobs,
+            Command::Check(a) => a.input.jobs,
+            Command::Report(a) => a.input.jobs,
+            Command::Diff(a) => a.jobs,
+            Command::Export(ExportCommand::Otlp(a)) => a.input.jobs,
+        }
+    }
+}
+
 /// Inputs and ingest options shared by every command.
 #[derive(Debug, Clone, Args)]
 pub struct InputArgs {
@@ -64,7 +78,7 @@ pub struct InputArgs {
     /// An extra truncation marker (regular expression) looked for at the end of results.
     #[arg(long, value_name = "REGEX")]
     pub truncation_marker: Vec<String>,
-    /// Captures read at once (default: one per core).
+    /// Cores to use: at most N captures read at once, the whole run confined to N cores (default: all).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
     /// Print the byte accounting of each input to stderr.
@@ -230,7 +244,7 @@ pub struct DiffArgs {
     /// ... with at least this many timed calls on each side.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub min_timed: u64,
-    /// Captures read at once (default: one per core).
+    /// Cores to use: at most N captures read at once, the whole run confined to N cores (default: all).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
     /// No diagnostics on stderr.

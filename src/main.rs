@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod cores;
 mod progress;
 
 use std::process::ExitCode;
@@ -96,6 +97,9 @@ fn main() -> ExitCode {
         set_default_env("POLARS_TABLE_WIDTH", "250");
     }
     let cli = cli::Cli::parse();
+    if let Some(jobs) = cli.command.jobs() {
+        cores::limit(jobs);
+    }
     let result = match &cli.command {
         cli::Command::Query(a) => cmd::query::run(a),
         cli::Command::Tables(a) => cmd::tables::run(a),
