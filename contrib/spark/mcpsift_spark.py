@@ -57,12 +57,13 @@ def schemas(binary):
         return out
 
 
-def tables_of_group(group):
-    """Executor side: one folder's files -> (table, row) pairs, by the shipped binary."""
+def tables_of_group(group, binary_name="mcpsift"):
+    """Executor side: one folder's files -> (table, row) pairs, by the shipped binary (shipped
+    under its own file name, `binary_name`)."""
     import pyarrow.parquet as pq
 
     folder, files = group
-    binary = SparkFiles.get("mcpsift")
+    binary = SparkFiles.get(binary_name)
     os.chmod(binary, os.stat(binary).st_mode | stat.S_IXUSR)
     tmp = tempfile.mkdtemp(prefix="mcpsift-spark-")
     try:
@@ -111,7 +112,8 @@ def main():
         g = files.map(rel).groupByKey().mapValues(list)
         groups = g if groups is None else groups.union(g)
 
-    rows = groups.flatMap(tables_of_group).cache()
+    shipped = os.path.basename(args.mcpsift)
+    rows = groups.flatMap(lambda group: tables_of_group(group, shipped)).cache()
     for name in TABLES:
         if name == "limits":
             with tempfile.TemporaryDirectory() as tmp:
