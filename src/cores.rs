@@ -2,9 +2,9 @@
 //! at most N captures read at once (the pipeline's pool), polars' and rayon's pools of N
 //! threads, and on Linux the process confined to N of the CPUs it may run on (the least busy
 //! when it starts), so the reading, writer and hash threads that each capture has beside the
-//! pool share those N as well. Without the confinement `--jobs 1` kept both cores of a 2-core
-//! machine about 85% busy (one capture is read, parsed, built and encoded on several threads
-//! at once), so `--jobs 2` could add little to it.
+//! pool share those N as well. Without the confinement those threads were free to use every
+//! core: on the Xeon of 2026-12-04 `--jobs 2` added only 1.16x to `--jobs 1` on 20 logs (on
+//! the AMD machine of 2026-12-06 the binary before ran `--jobs 1` at about one core, 1.92x).
 //!
 //! Must run before any thread exists: threads inherit the affinity of the thread that starts
 //! them, and the pools read their sizes when they start. Hand-written (`sched_setaffinity` and
@@ -17,10 +17,7 @@
 pub fn limit(jobs: u16) {
     let jobs = usize::from(jobs.max(1));
     for key in ["POLARS_MAX_THREADS", "RAYON_NUM_THREADS"] {
-        if std::env::var_os(key).is_none() {
-            // SAFETY: called at the start of main, before any thread exists.
-            unsafe { std::env::set_var(key, jobs.to_string()) };
-        }
+        crate::set_default_env(key, &jobs.to_string());
     }
     #[cfg(target_os = "linux")]
     confine(jobs);

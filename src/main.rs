@@ -53,11 +53,12 @@ fn tune_allocator() {
     }
 }
 
-/// Sets an environment variable unless the user already did.
+/// Sets an environment variable unless the user already did. Only before any thread exists
+/// (the start of main, `cores::limit`).
 fn set_default_env(key: &str, value: &str) {
     if std::env::var_os(key).is_none() {
         // SAFETY: called at the start of main, before any thread exists; polars reads these
-        // when printing tables.
+        // (table printing, its pool's size) when it first needs them.
         unsafe { std::env::set_var(key, value) };
     }
 }
