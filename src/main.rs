@@ -112,7 +112,9 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            // A reader that stopped early (`| head`): nothing is wrong, and stderr may be gone
+            // too (eprintln would panic). The io error usually arrives wrapped in context.
+            if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("mcpsift: {}", one_line(&e));

@@ -113,3 +113,20 @@ fn error_lines_say_each_cause_once() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert_eq!(err.matches("valid columns").count(), 1, "{err}");
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_run_quietly() {
+    // `mcpsift query ... | head`: the pipe's reading end is closed before anything is written.
+    let dir = corpus().join("stdio_ts_timeout");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_mcpsift"))
+        .args(["query", dir.to_str().unwrap(), "--sql", "SELECT * FROM frames"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start mcpsift");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("mcpsift ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{stderr}");
+    assert!(out.status.success(), "exit {:?}: {stderr}", out.status.code());
+}
