@@ -213,6 +213,9 @@ impl Sink for Tally<'_> {
     fn begin_file(&mut self, file: &str) {
         self.inner.begin_file(file);
     }
+    fn payload_buffer(&mut self, len: usize) -> Vec<u8> {
+        self.inner.payload_buffer(len)
+    }
 }
 
 /// Reads to the end, counting bytes (an unrecognised file still gets its size accounted).

@@ -4,7 +4,9 @@
 //! frames go back to the reading thread to be freed there: it allocated them, it is the least
 //! busy, and the model thread (the critical path) neither frees nor takes the allocator's
 //! lock of another thread's arena. The emptied batches go back too and are filled again:
-//! a batch is a large allocation, and a fresh one per batch is fresh pages to fault in.
+//! a batch is a large allocation, and a fresh one per batch is fresh pages to fault in. So do
+//! large payloads: the reading thread copies the next large line into one it got back
+//! ([`Sink::payload_buffer`]) instead of into fresh pages (`large.log`: 0.262 -> 0.239 s).
 //! Knows nothing of discovery, tables or progress.
 
 use std::sync::Arc;
@@ -34,7 +36,7 @@ pub fn capture_rows(input: &CaptureInput, ingest: &IngestFn<'_>, model_opts: &Ar
         let (tx, rx) = sync_channel::<Vec<SinkItem>>(CHANNEL_BATCHES);
         let (spent_tx, spent_rx) = sync_channel::<Vec<SinkItem>>(SPENT_BATCHES);
         let reader = scope.spawn(move || {
-            let mut sink = ChannelSink { tx, spent: spent_rx, batch: Vec::with_capacity(CHANNEL_BATCH_ITEMS), spare: None, batch_bytes: 0 };
+            let mut sink = ChannelSink { tx, spent: spent_rx, batch: Vec::with_capacity(CHANNEL_BATCH_ITEMS), spare: None, batch_bytes: 0, payloads: Vec::new() };
             let files = ingest(input, &mut sink);
             sink.send();
             files
@@ -103,6 +105,11 @@ impl SinkItem {
 
 /// Absorbed batches of frames on their way back to the reading thread.
 const SPENT_BATCHES: usize = 2;
+/// Payloads at least this large come back to the reading thread to be filled again
+/// ([`Sink::payload_buffer`]); smaller ones the allocator reuses well by itself.
+const RECYCLE_MIN_BYTES: usize = 64 << 10;
+/// At most this many bytes of payloads wait to be filled again (memory: this much more).
+const RECYCLE_BUDGET_BYTES: usize = 32 << 20;
 
 /// The reading thread's sink: batches calls and sends them to the model, and frees the frames
 /// the model is done with, keeping one emptied batch to fill next.
@@ -112,6 +119,8 @@ struct ChannelSink {
     batch: Vec<SinkItem>,
     spare: Option<Vec<SinkItem>>,
     batch_bytes: usize,
+    /// Large payloads of absorbed frames, emptied, to be filled again.
+    payloads: Vec<Vec<u8>>,
 }
 
 impl ChannelSink {
@@ -124,8 +133,12 @@ impl ChannelSink {
     }
 
     fn send(&mut self) {
-        for mut spent in self.spent.try_iter() {
-            spent.clear();
+        while let Ok(mut spent) = self.spent.try_recv() {
+            for item in spent.drain(..) {
+                if let SinkItem::Frame(f) = item {
+                    self.recycle(f.payload);
+                }
+            }
             self.spare.get_or_insert(spent);
         }
         if !self.batch.is_empty() {
@@ -133,6 +146,17 @@ impl ChannelSink {
             let next = self.spare.take().unwrap_or_else(|| Vec::with_capacity(CHANNEL_BATCH_ITEMS));
             // The model only stops receiving when it is gone; then there is nobody to tell.
             let _ = self.tx.send(std::mem::replace(&mut self.batch, next));
+        }
+    }
+}
+
+impl ChannelSink {
+    /// Keeps a large payload to be filled again, within [`RECYCLE_BUDGET_BYTES`].
+    fn recycle(&mut self, mut payload: Vec<u8>) {
+        let kept: usize = self.payloads.iter().map(Vec::capacity).sum();
+        if payload.capacity() >= RECYCLE_MIN_BYTES && kept + payload.capacity() <= RECYCLE_BUDGET_BYTES {
+            payload.clear();
+            self.payloads.push(payload);
         }
     }
 }
@@ -154,6 +178,16 @@ impl Sink for ChannelSink {
     fn begin_file(&mut self, file: &str) {
         self.push(SinkItem::BeginFile(file.to_string()), 0);
     }
+    /// The smallest recycled payload that holds `len` bytes, or a new one.
+    fn payload_buffer(&mut self, len: usize) -> Vec<u8> {
+        if len >= RECYCLE_MIN_BYTES {
+            let fits = self.payloads.iter().enumerate().filter(|(_, p)| p.capacity() >= len).min_by_key(|(_, p)| p.capacity()).map(|(i, _)| i);
+            if let Some(i) = fits {
+                return self.payloads.swap_remove(i);
+            }
+        }
+        Vec::with_capacity(len)
+    }
 }
 
 /// The session of frames that name none: the (first) file's name.
@@ -162,5 +196,49 @@ fn default_session(input: &CaptureInput) -> String {
         CaptureInput::File { path, .. } | CaptureInput::StdioPair { c2s: path, .. } => {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "-".into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::frame::Transport;
+
+    fn sink() -> (ChannelSink, SyncSender<Vec<SinkItem>>, Receiver<Vec<SinkItem>>) {
+        let (tx, rx) = sync_channel(4);
+        let (spent_tx, spent_rx) = sync_channel(4);
+        (ChannelSink { tx, spent: spent_rx, batch: Vec::new(), spare: None, batch_bytes: 0, payloads: Vec::new() }, spent_tx, rx)
+    }
+
+    fn frame_of(payload: Vec<u8>) -> SinkItem {
+        SinkItem::Frame(Frame::new(Transport::Stdio, None, 0, payload))
+    }
+
+    #[test]
+    fn large_payloads_come_back_to_be_filled_again_small_ones_do_not() {
+        let (mut sink, spent, _sent) = sink();
+        let large = vec![7u8; 1 << 20];
+        let (large_at, large_cap) = (large.as_ptr(), large.capacity());
+        spent.send(vec![frame_of(large), frame_of(vec![1u8; 100])]).unwrap();
+        sink.send();
+        assert_eq!(sink.payloads.len(), 1, "only the large payload is kept");
+        let small = sink.payload_buffer(100);
+        assert!(small.capacity() >= 100 && small.as_ptr() != large_at);
+        let again = sink.payload_buffer(300_000);
+        assert_eq!((again.as_ptr(), again.capacity(), again.len()), (large_at, large_cap, 0), "the same allocation, emptied");
+        assert!(sink.payloads.is_empty());
+        let bigger = sink.payload_buffer(2 << 20);
+        assert!(bigger.capacity() >= 2 << 20, "nothing recycled fits: a new one");
+    }
+
+    #[test]
+    fn recycled_payloads_stay_within_the_budget() {
+        let (mut sink, spent, _sent) = sink();
+        let each = 12 << 20;
+        spent.send((0..4).map(|_| frame_of(Vec::with_capacity(each))).collect()).unwrap();
+        sink.send();
+        let kept: usize = sink.payloads.iter().map(Vec::capacity).sum();
+        assert_eq!(sink.payloads.len(), RECYCLE_BUDGET_BYTES / each);
+        assert!(kept <= RECYCLE_BUDGET_BYTES);
     }
 }
