@@ -364,7 +364,7 @@ impl CaptureModel {
         let mut rows = self.calls.take_finished();
         for call in &mut rows {
             if let Some(st) = self.sessions.get(&call.session) {
-                fill_session_facts(call, &st.row);
+                fill_session_facts(call, &st.facts);
             }
             if super::pages::is_page(call) {
                 self.paged_calls.push(CallRow::clone(call));
@@ -396,7 +396,7 @@ impl CaptureModel {
         // Calls take the client/server facts of their session where the request had none.
         for call in &mut out.calls {
             if let Some(st) = self.sessions.get(&call.session) {
-                fill_session_facts(call, &st.row);
+                fill_session_facts(call, &st.facts);
             }
             if call.resp_seq.is_none() && !call.cancelled
                 && let Some(st) = self.sessions.get_mut(&call.session)

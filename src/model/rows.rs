@@ -158,15 +158,15 @@ table! {
         /// Tool name of a `tools/call`.
         tool: Option<String>,
         /// Client name (initialize, `_meta` clientInfo, or the session's).
-        client_name: Option<String>,
+        client_name: Option<Arc<str>>,
         /// Client version.
-        client_version: Option<String>,
+        client_version: Option<Arc<str>>,
         /// Server name from the session's initialize result.
-        server_name: Option<String>,
+        server_name: Option<Arc<str>>,
         /// Server version.
-        server_version: Option<String>,
+        server_version: Option<Arc<str>>,
         /// Protocol version of the request or the session.
-        protocol_version: Option<String>,
+        protocol_version: Option<Arc<str>>,
         /// seq of the request frame.
         req_seq: u64,
         /// seq of the response frame.

@@ -27,6 +27,32 @@ pub(crate) struct SessionState {
     pub initialize_ok: bool,
     pub initialize_sent: bool,
     pub modern_results: bool,
+    /// The row's client, server and protocol facts, shared with its calls.
+    pub facts: SharedFacts,
+}
+
+/// A session's client and server names and versions and its protocol version, as its calls
+/// take them ([`fill_session_facts`]): shared, not copied per call.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SharedFacts {
+    client_name: Option<Arc<str>>,
+    client_version: Option<Arc<str>>,
+    server_name: Option<Arc<str>>,
+    server_version: Option<Arc<str>>,
+    protocol_version: Option<Arc<str>>,
+}
+
+impl SharedFacts {
+    fn of(row: &SessionRow) -> Self {
+        let shared = |t: &Option<String>| t.as_deref().map(Arc::from);
+        SharedFacts {
+            client_name: shared(&row.client_name),
+            client_version: shared(&row.client_version),
+            server_name: shared(&row.server_name),
+            server_version: shared(&row.server_version),
+            protocol_version: shared(&row.protocol_version),
+        }
+    }
 }
 
 /// The sessions of one capture, in order of first frame.
@@ -133,6 +159,9 @@ impl Sessions {
             st.row.server_name = si.name.clone();
             st.row.server_version = si.version.clone();
         }
+        if m.client_info.is_some() || m.server_info.is_some() {
+            st.facts = SharedFacts::of(&st.row);
+        }
         if m.kind == Some(Kind::Error) {
             st.row.last_error = m.error_message.clone();
         }
@@ -228,7 +257,7 @@ impl Sessions {
 }
 
 /// Calls take the client/server facts of their session where the request had none.
-pub(crate) fn fill_session_facts(call: &mut CallRow, s: &SessionRow) {
+pub(crate) fn fill_session_facts(call: &mut CallRow, s: &SharedFacts) {
     if call.client_name.is_none() {
         call.client_name = s.client_name.clone();
         call.client_version = s.client_version.clone();
