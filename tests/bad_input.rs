@@ -308,3 +308,25 @@ fn structured_content_deeper_than_128_levels_is_not_a_predicted_rejection() {
     assert!(r[0]["validation_detail"].as_str().unwrap_or("").contains("not checked"), "{r:?}");
     assert_eq!(r[1]["validation"], "predicted_reject", "{r:?}");
 }
+
+#[test]
+fn a_reused_request_id_is_noted_with_the_first_request_and_answered_once() {
+    // Three requests, the third reusing the first one's id; the answer goes to the latest.
+    let lines = [
+        r#"{"dir":"c2s","message":{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a"}}}"#,
+        r#"{"dir":"c2s","message":{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"b"}}}"#,
+        r#"{"dir":"c2s","message":{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"c"}}}"#,
+        r#"{"dir":"s2c","message":{"jsonrpc":"2.0","id":7,"result":{"content":[]}}}"#,
+    ];
+    let dir = temp_dir("reused-id");
+    let p = write(&dir, "reused.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let loaded = load_paths(&[p]);
+    let notes = rows(&loaded, "SELECT seq, note FROM frames ORDER BY seq");
+    let note_of = |seq: u64| notes.iter().find(|r| r["seq"].as_u64() == Some(seq)).and_then(|r| r["note"].as_str().map(str::to_string));
+    assert_eq!(note_of(2).as_deref(), Some("duplicate request id 7 (first at seq 0)"), "{notes:?}");
+    assert_eq!(note_of(0), None);
+    assert_eq!(note_of(1), None);
+    let answered = rows(&loaded, "SELECT tool, req_seq FROM calls WHERE resp_seq IS NOT NULL");
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    assert_eq!(answered[0]["tool"].as_str(), Some("c"), "the answer goes to the latest request with that id");
+}

@@ -292,11 +292,13 @@ impl CaptureModel {
             Some(Kind::Request) => {
                 let mut call = request_call(&self.capture, session_name, direction, seq, frame, m);
                 self.chains.request(&mut call, m.request_state.as_deref(), self.calls.next_index());
-                if self.calls.was_requested(session_name, direction, &call.rpc_id) {
-                    let first = self.calls.latest(session_name, direction, &call.rpc_id).map_or_else(|| "an earlier seq".to_string(), |c| format!("seq {}", c.req_seq));
-                    notes.push(format!("duplicate request id {} (first at {first})", call.rpc_id));
+                let held = self.calls.request(call, frame.http.as_ref());
+                if let Some(earlier) = held.earlier {
+                    let first = self.calls.get(earlier).map_or_else(|| "an earlier seq".to_string(), |c| format!("seq {}", c.req_seq));
+                    let id = self.calls.get(held.idx).map(|c| c.rpc_id.as_str()).unwrap_or_default();
+                    notes.push(format!("duplicate request id {id} (first at {first})"));
                 }
-                if self.calls.request(call, frame.http.as_ref()) {
+                if held.chunk {
                     self.chunk_answered_calls();
                 }
             }

@@ -32,6 +32,16 @@ pub(crate) struct Calls {
     by_exchange: HashMap<(u64, u64), usize>,
 }
 
+/// What holding a request found.
+pub(crate) struct Requested {
+    /// The request's call number.
+    pub idx: usize,
+    /// The call number of the latest earlier request with the same key.
+    pub earlier: Option<usize>,
+    /// Enough calls are held to chunk the answered ones.
+    pub chunk: bool,
+}
+
 /// A request's (session, request direction, id), held by the map.
 #[derive(PartialEq, Eq)]
 struct CallKey {
@@ -86,24 +96,22 @@ impl Calls {
         self.by_key.get(&KeyRef { session, requester, id }).and_then(|i| self.get(*i))
     }
 
-    fn get(&self, idx: usize) -> Option<&CallRow> {
+    /// Call number `idx`, if it is still a row.
+    pub fn get(&self, idx: usize) -> Option<&CallRow> {
         self.rows.get(idx.checked_sub(self.base)?)?.as_deref()
     }
 
-    /// Whether a request with that key was made (even if it already left as a chunk).
-    pub fn was_requested(&self, session: &Arc<str>, requester: Direction, id: &str) -> bool {
-        self.by_key.contains_key(&KeyRef { session, requester, id })
-    }
-
-    /// Holds a new request; returns true when enough calls are held to chunk the answered ones.
-    pub fn request(&mut self, call: CallRow, http: Option<&HttpContext>) -> bool {
+    /// Holds a new request. Says when enough calls are held to chunk the answered ones, and
+    /// the call number of an earlier request with the same key (a duplicate id), found by the
+    /// same lookup that records this one.
+    pub fn request(&mut self, call: CallRow, http: Option<&HttpContext>) -> Requested {
         let key = CallKey { session: Arc::clone(&call.session), requester: call.direction, id: call.rpc_id.clone() };
         let idx = self.push(call);
-        self.by_key.insert(key, idx);
+        let earlier = self.by_key.insert(key, idx);
         if let Some(h) = http {
             self.by_exchange.insert((h.connection, h.exchange), idx);
         }
-        self.held >= self.chunk_at
+        Requested { idx, earlier, chunk: self.held >= self.chunk_at }
     }
 
     /// Holds `call` as the next call number.
