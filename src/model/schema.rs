@@ -184,51 +184,35 @@ impl ColumnType for String {
     }
 }
 
-impl ColumnType for Option<String> {
-    type Builder = StringChunkedBuilder;
-    fn dtype() -> DataType {
-        DataType::String
-    }
-    fn type_name() -> String {
-        "string?".into()
-    }
-    fn builder(name: &str, capacity: usize) -> StringChunkedBuilder {
-        StringChunkedBuilder::new(name.into(), capacity)
-    }
-    fn push(builder: &mut StringChunkedBuilder, value: &Option<String>) {
-        builder.append_option(value.as_deref());
-    }
-    fn finish(builder: StringChunkedBuilder) -> Column {
-        builder.finish().into_column()
-    }
-    fn from_column(c: &Column) -> Result<Vec<Option<String>>, CellError> {
-        Ok(c.str()?.iter().map(|v| v.map(str::to_string)).collect())
-    }
+/// Optional text columns, owned (`String`) or shared (`Arc<str>`: texts a session shares with
+/// each of its calls, its client and server names and versions: the call holds the session's
+/// text, not a copy, which was a fifth of all allocations on `small.log`).
+macro_rules! optional_text_column {
+    ($($t:ty),+ $(,)?) => {$(
+        impl ColumnType for Option<$t> {
+            type Builder = StringChunkedBuilder;
+            fn dtype() -> DataType {
+                DataType::String
+            }
+            fn type_name() -> String {
+                "string?".into()
+            }
+            fn builder(name: &str, capacity: usize) -> StringChunkedBuilder {
+                StringChunkedBuilder::new(name.into(), capacity)
+            }
+            fn push(builder: &mut StringChunkedBuilder, value: &Option<$t>) {
+                builder.append_option(value.as_deref());
+            }
+            fn finish(builder: StringChunkedBuilder) -> Column {
+                builder.finish().into_column()
+            }
+            fn from_column(c: &Column) -> Result<Vec<Option<$t>>, CellError> {
+                Ok(c.str()?.iter().map(|v| v.map(<$t>::from)).collect())
+            }
+        }
+    )+};
 }
-
-/// Texts a session shares with each of its calls (client and server names and versions):
-/// the call holds the session's text, not a copy (a fifth of all allocations on `small.log`).
-impl ColumnType for Option<Arc<str>> {
-    type Builder = StringChunkedBuilder;
-    fn dtype() -> DataType {
-        DataType::String
-    }
-    fn type_name() -> String {
-        "string?".into()
-    }
-    fn builder(name: &str, capacity: usize) -> StringChunkedBuilder {
-        StringChunkedBuilder::new(name.into(), capacity)
-    }
-    fn push(builder: &mut StringChunkedBuilder, value: &Option<Arc<str>>) {
-        builder.append_option(value.as_deref());
-    }
-    fn finish(builder: StringChunkedBuilder) -> Column {
-        builder.finish().into_column()
-    }
-    fn from_column(c: &Column) -> Result<Vec<Option<Arc<str>>>, CellError> {
-        Ok(c.str()?.iter().map(|v| v.map(Arc::from)).collect())
-    }
-}
+optional_text_column!(String, Arc<str>);
 
 /// Capture and session names are shared (`Arc<str>`): millions of rows, a handful of names.
 /// Their builder keeps runs of one name ([`Runs`]), not the text once per row.
