@@ -449,12 +449,12 @@ pub trait Sink {
     fn framing(&mut self, category: FramingCategory, bytes: u64);
     /// The source starts reading another file of the same capture (diagnostics name it).
     fn begin_file(&mut self, _file: &str) {}
-    /// An empty buffer of at least `len` bytes for a payload the source is about to copy. A
-    /// sink that gets its frames back (the pipeline's channel) hands out payloads it recycled:
-    /// a fresh allocation for every large payload was fresh pages to fault in and zero, a third
-    /// of the reading thread's time on a log of large messages.
-    fn payload_buffer(&mut self, len: usize) -> Vec<u8> {
-        Vec::with_capacity(len)
+    /// `bytes` copied into a payload the source will send. A sink that gets its frames back
+    /// (the pipeline's channel) copies into a payload it recycled: a fresh allocation for every
+    /// large payload was fresh pages to fault in and zero, a third of the reading thread's time
+    /// on a log of large messages.
+    fn copy_payload(&mut self, bytes: &[u8]) -> Vec<u8> {
+        bytes.to_vec()
     }
 }
 

@@ -213,8 +213,8 @@ impl Sink for Tally<'_> {
     fn begin_file(&mut self, file: &str) {
         self.inner.begin_file(file);
     }
-    fn payload_buffer(&mut self, len: usize) -> Vec<u8> {
-        self.inner.payload_buffer(len)
+    fn copy_payload(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.inner.copy_payload(bytes)
     }
 }
 

@@ -112,7 +112,7 @@ impl Sink for Counting<'_> {
         self.file_expected = self.expected.get(file).copied().unwrap_or(0);
         self.inner.begin_file(file);
     }
-    fn payload_buffer(&mut self, len: usize) -> Vec<u8> {
-        self.inner.payload_buffer(len)
+    fn copy_payload(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.inner.copy_payload(bytes)
     }
 }

@@ -105,9 +105,7 @@ impl LineReader for JsonlLines<'_> {
         };
         let direction = record.direction.as_deref().or(record.dir.as_deref()).and_then(parse_direction);
         let (payload, mut note) = if let Some(m) = record.message {
-            let mut payload = sink.payload_buffer(m.get().len());
-            payload.extend_from_slice(m.get().as_bytes());
-            (payload, None)
+            (sink.copy_payload(m.get().as_bytes()), None)
         } else if let Some(s) = record.raw.or(record.line) {
             (s.into_owned().into_bytes(), None)
         } else if let Some(b) = record.raw_b64 {

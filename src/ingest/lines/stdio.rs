@@ -23,9 +23,7 @@ impl LineReader for StdioLines<'_> {
         if account_plain_line(line, sink) {
             return;
         }
-        let mut payload = sink.payload_buffer(line.bytes.len());
-        payload.extend_from_slice(line.bytes);
-        let mut frame = Frame::new(Transport::Stdio, self.direction, line.offset, payload);
+        let mut frame = Frame::new(Transport::Stdio, self.direction, line.offset, sink.copy_payload(line.bytes));
         frame.wire_bytes = line.wire_bytes;
         frame.session = Some(self.session.to_string());
         if line.capped {
