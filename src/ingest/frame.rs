@@ -456,6 +456,13 @@ pub trait Sink {
     fn copy_payload(&mut self, bytes: &[u8]) -> Vec<u8> {
         bytes.to_vec()
     }
+    /// A used payload to read into, its old contents still in it (they are overwritten, never
+    /// read), when the sink has one to spare (the pipeline's channel recycles them); a source
+    /// that reads a long line straight into it hands it over as the frame's payload without
+    /// copying ([`crate::ingest::lines::split::LineSplitter::next_owned_line`]).
+    fn spare_payload(&mut self) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// A sink that keeps everything in memory; for tests and small tools.

@@ -216,6 +216,9 @@ impl Sink for Tally<'_> {
     fn copy_payload(&mut self, bytes: &[u8]) -> Vec<u8> {
         self.inner.copy_payload(bytes)
     }
+    fn spare_payload(&mut self) -> Option<Vec<u8>> {
+        self.inner.spare_payload()
+    }
 }
 
 /// Reads to the end, counting bytes (an unrecognised file still gets its size accounted).

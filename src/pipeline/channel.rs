@@ -164,11 +164,12 @@ impl ChannelSink {
         }
     }
 
-    /// Keeps a large payload to be filled again, within [`RECYCLE_BUDGET_BYTES`].
-    fn recycle(&mut self, mut payload: Vec<u8>) {
+    /// Keeps a large payload to be filled again, within [`RECYCLE_BUDGET_BYTES`]. Its old
+    /// contents stay until then: a spare payload's length is bytes the line splitter need not
+    /// zero again ([`Sink::spare_payload`]).
+    fn recycle(&mut self, payload: Vec<u8>) {
         let kept: usize = self.payloads.iter().map(Vec::capacity).sum();
         if payload.capacity() >= RECYCLE_MIN_BYTES && kept + payload.capacity() <= RECYCLE_BUDGET_BYTES {
-            payload.clear();
             self.payloads.push(payload);
         }
     }
@@ -176,7 +177,9 @@ impl ChannelSink {
 
 impl Sink for ChannelSink {
     fn frame(&mut self, frame: Frame) {
-        let bytes = frame.payload.len();
+        // Capacity, not length: a payload handed over by the line splitter may hold more than
+        // its line, and memory in flight is what the batch size bounds.
+        let bytes = frame.payload.capacity();
         self.push(SinkItem::Frame(frame), bytes);
     }
     fn event(&mut self, event: Event) {
@@ -198,11 +201,17 @@ impl Sink for ChannelSink {
         match fits {
             Some(i) => {
                 let mut payload = self.payloads.swap_remove(i);
+                payload.clear();
                 payload.extend_from_slice(bytes);
                 payload
             }
             None => bytes.to_vec(),
         }
+    }
+    /// The largest recycled payload, its old contents still in it.
+    fn spare_payload(&mut self) -> Option<Vec<u8>> {
+        let largest = self.payloads.iter().enumerate().max_by_key(|(_, p)| p.capacity()).map(|(i, _)| i)?;
+        Some(self.payloads.swap_remove(largest))
     }
 }
 

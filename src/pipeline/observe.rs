@@ -115,4 +115,7 @@ impl Sink for Counting<'_> {
     fn copy_payload(&mut self, bytes: &[u8]) -> Vec<u8> {
         self.inner.copy_payload(bytes)
     }
+    fn spare_payload(&mut self) -> Option<Vec<u8>> {
+        self.inner.spare_payload()
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use super::split::{Line, LineSplitter};
+use super::split::{Line, LineBuffers, LineSplitter, OwnedLine};
 use crate::ingest::frame::{FramingCategory, Sink, Skip, SkipReason};
 
 /// A newline-framed format: what to do with one line, and at the end of input.
@@ -22,6 +22,34 @@ pub fn read_lines(reader: impl Read, max_frame_bytes: usize, format: &mut dyn Li
         format.line(&line, sink);
     }
     format.finish(sink);
+    report_read_error(&mut lines, sink);
+}
+
+/// Reads `reader` line by line as [`read_lines`] does, each line in a payload of its own for
+/// formats whose frame is the whole line: long lines are handed over, not copied
+/// ([`LineSplitter::next_owned_line`]); the payloads come from the sink.
+pub fn read_owned_lines(reader: impl Read, max_frame_bytes: usize, on_line: &mut dyn FnMut(OwnedLine, &mut dyn Sink), sink: &mut dyn Sink) {
+    let mut lines = LineSplitter::new(reader, max_frame_bytes);
+    while let Some(line) = lines.next_owned_line(&mut SinkBuffers(sink)) {
+        on_line(line, sink);
+    }
+    report_read_error(&mut lines, sink);
+}
+
+/// Payload buffers from the sink ([`Sink::copy_payload`], [`Sink::spare_payload`]).
+struct SinkBuffers<'a>(&'a mut dyn Sink);
+
+impl LineBuffers for SinkBuffers<'_> {
+    fn copy(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.0.copy_payload(bytes)
+    }
+    fn spare(&mut self) -> Option<Vec<u8>> {
+        self.0.spare_payload()
+    }
+}
+
+/// A read error that ended the input early is a skip at the position reached.
+fn report_read_error<R: Read>(lines: &mut LineSplitter<R>, sink: &mut dyn Sink) {
     if let Some(e) = lines.take_error() {
         sink.skip(Skip { offset: lines.position(), bytes: 0, reason: SkipReason::ReadError, detail: format!("input ended early: {e}") });
     }

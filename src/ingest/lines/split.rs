@@ -35,9 +35,54 @@ impl Line<'_> {
     }
 }
 
+/// A line as its own buffer, for readers whose frame is the whole line (stdio).
+#[derive(Debug, PartialEq, Eq)]
+pub struct OwnedLine {
+    pub offset: u64,
+    /// The line's bytes as in [`Line::bytes`]; the buffer may have spare capacity.
+    pub bytes: Vec<u8>,
+    pub wire_bytes: u64,
+    pub had_cr: bool,
+    pub terminated: bool,
+    pub capped: bool,
+}
+
+impl OwnedLine {
+    /// The same line, borrowed.
+    pub fn line(&self) -> Line<'_> {
+        Line { offset: self.offset, bytes: &self.bytes, wire_bytes: self.wire_bytes, had_cr: self.had_cr, terminated: self.terminated, capped: self.capped }
+    }
+}
+
+/// Where [`LineSplitter::next_owned_line`] gets buffers: the caller's payload allocator.
+pub trait LineBuffers {
+    /// `bytes` in a buffer of the caller's.
+    fn copy(&mut self, bytes: &[u8]) -> Vec<u8>;
+    /// A used buffer to read on into when a long line takes the splitter's own, its old
+    /// contents still in it (they are overwritten, never read: keeping its length spares
+    /// zeroing it again); `None` when the caller has none (then the line is copied).
+    fn spare(&mut self) -> Option<Vec<u8>>;
+}
+
+/// A line at least this long that fills the buffer from its start is handed over as the buffer
+/// itself ([`LineSplitter::next_owned_line`]) when that copies less than copying the line.
+const HAND_OVER_MIN_BYTES: usize = 64 << 10;
+
+/// Where the line [`LineSplitter::advance`] consumed lies in `buf`, and what it was.
+struct Span {
+    offset: u64,
+    start: usize,
+    bytes_end: usize,
+    wire_bytes: u64,
+    had_cr: bool,
+    terminated: bool,
+    capped: bool,
+}
+
 /// Streaming line splitter; see the module docs.
 pub struct LineSplitter<R> {
     reader: R,
+    /// `buf[..end]` is read data, the rest room to read into (zeroed once, when it grows).
     buf: Vec<u8>,
     /// Start of unconsumed data in `buf`.
     start: usize,
@@ -85,6 +130,39 @@ impl<R: Read> LineSplitter<R> {
     /// The next line, or `None` at end of input. Read errors end the input: the partial tail
     /// is returned as an unterminated line and the error is kept for [`Self::take_error`].
     pub fn next_line(&mut self) -> Option<Line<'_>> {
+        let s = self.advance()?;
+        Some(Line { offset: s.offset, bytes: &self.buf[s.start..s.bytes_end], wire_bytes: s.wire_bytes, had_cr: s.had_cr, terminated: s.terminated, capped: s.capped })
+    }
+
+    /// The next line as [`Self::next_line`], in a buffer of its own. A long line that fills the
+    /// buffer from its start (every line longer than one read block does) is handed over as the
+    /// buffer itself, and only the rest of the last block is copied into a spare buffer from
+    /// `buffers`, which the splitter reads on into; other lines are copied by `buffers`. A log
+    /// of multi-MiB messages is then copied once (by the kernel), not twice.
+    pub fn next_owned_line(&mut self, buffers: &mut dyn LineBuffers) -> Option<OwnedLine> {
+        let s = self.advance()?;
+        let len = s.bytes_end - s.start;
+        let rest = self.end - self.start;
+        let hand_over = s.start == 0 && len >= HAND_OVER_MIN_BYTES && len > rest;
+        let bytes = match hand_over.then(|| buffers.spare()).flatten() {
+            Some(mut spare) => {
+                if spare.len() < rest {
+                    spare.resize(rest, 0);
+                }
+                spare[..rest].copy_from_slice(&self.buf[self.start..self.end]);
+                let mut line = std::mem::replace(&mut self.buf, spare);
+                line.truncate(s.bytes_end);
+                self.start = 0;
+                self.end = rest;
+                line
+            }
+            None => buffers.copy(&self.buf[s.start..s.bytes_end]),
+        };
+        Some(OwnedLine { offset: s.offset, bytes, wire_bytes: s.wire_bytes, had_cr: s.had_cr, terminated: s.terminated, capped: s.capped })
+    }
+
+    /// Finds and consumes the next line.
+    fn advance(&mut self) -> Option<Span> {
         loop {
             let pending = &self.buf[self.start + self.scanned..self.end];
             if let Some(i) = memchr::memchr(b'\n', pending) {
@@ -106,9 +184,9 @@ impl<R: Read> LineSplitter<R> {
         }
     }
 
-    /// Hand out `buf[start..line_end]` (capped at `max_frame_bytes`, plus any overflow already
-    /// dropped) and consume it and the `\n`.
-    fn emit(&mut self, line_end: usize, terminated: bool) -> Line<'_> {
+    /// Consume `buf[start..line_end]` (capped at `max_frame_bytes`, plus any overflow already
+    /// dropped) and the `\n`, and say where the kept bytes are.
+    fn emit(&mut self, line_end: usize, terminated: bool) -> Span {
         let start = self.start;
         let discarded = self.overflow_bytes;
         let in_buf = line_end - start;
@@ -125,7 +203,7 @@ impl<R: Read> LineSplitter<R> {
         self.scanned = 0;
         self.overflow_bytes = 0;
         self.overflow_last_cr = false;
-        Line { offset, bytes: &self.buf[start..bytes_end], wire_bytes, had_cr, terminated, capped }
+        Span { offset, start, bytes_end, wire_bytes, had_cr, terminated, capped }
     }
 
     /// The pending line is already `max_frame_bytes` long: keep that prefix, and count (not
@@ -179,10 +257,11 @@ impl<R: Read> LineSplitter<R> {
     }
 
     fn ensure_room(&mut self, room: usize) {
+        // Only the missing room is zeroed (the Vec's capacity grows by doubling by itself): a
+        // spare buffer from `next_owned_line` already holds its old contents' length.
         let want = self.end + room;
         if self.buf.len() < want {
-            let new_len = want.max(self.buf.len() * 2);
-            self.buf.resize(new_len, 0);
+            self.buf.resize(want, 0);
         }
     }
 
@@ -312,6 +391,72 @@ mod tests {
         assert_eq!(l, Some((1 << 20, 50 << 20, false, true)));
         assert!(s.next_line().is_none());
         assert!(s.buf.len() <= 3 << 20, "buffer stayed near the cap: {}", s.buf.len());
+    }
+
+    /// Buffers for owned lines: counts the bytes it copied and the spares taken.
+    struct Pool {
+        spares: Vec<Vec<u8>>,
+        copied: usize,
+        spares_taken: usize,
+    }
+    impl LineBuffers for Pool {
+        fn copy(&mut self, bytes: &[u8]) -> Vec<u8> {
+            self.copied += bytes.len();
+            bytes.to_vec()
+        }
+        fn spare(&mut self) -> Option<Vec<u8>> {
+            let spare = self.spares.pop();
+            self.spares_taken += usize::from(spare.is_some());
+            spare
+        }
+    }
+
+    #[test]
+    fn owned_lines_are_the_input_lines_and_long_ones_are_handed_over() {
+        // Truth from the input itself: its lines split at `\n`, one CRLF, one unterminated.
+        let shapes: [(usize, u8); 6] = [(10, b'a'), (3 << 20, b'b'), (200 << 10, b'c'), (70 << 10, b'd'), (1 << 20, b'e'), (5, b'f')];
+        let mut input = Vec::new();
+        for (i, (len, byte)) in shapes.iter().enumerate() {
+            input.extend(std::iter::repeat_n(*byte, *len));
+            if i == 1 {
+                input.push(b'\r');
+            }
+            if i + 1 < shapes.len() {
+                input.push(b'\n');
+            }
+        }
+        let mut offset = 0u64;
+        let expected: Vec<(u64, usize, u8, bool)> = shapes
+            .iter()
+            .enumerate()
+            .map(|(i, (len, byte))| {
+                let at = offset;
+                offset += *len as u64 + 1 + u64::from(i == 1);
+                (at, *len, *byte, i + 1 < shapes.len())
+            })
+            .collect();
+        for step in [4096, 65536, 1 << 20] {
+            for spares in [0, 3] {
+                // Used spares, with stale contents longer and shorter than what is read into them.
+                let mut pool = Pool { spares: (0..spares).map(|i| vec![b'x'; (i + 1) << 19]).collect(), copied: 0, spares_taken: 0 };
+                let mut s = LineSplitter::new(Trickle { data: &input, step }, 16 << 20);
+                let mut got = Vec::new();
+                while let Some(l) = s.next_owned_line(&mut pool) {
+                    let byte = l.bytes.first().copied().unwrap_or(0);
+                    assert!(l.bytes.iter().all(|b| *b == byte), "step {step}: one byte repeated, nothing stale");
+                    assert_eq!(l.had_cr, l.offset == expected[1].0);
+                    got.push((l.offset, l.bytes.len(), byte, l.terminated));
+                }
+                assert_eq!(got, expected, "step {step}, {spares} spares");
+                let total: usize = shapes.iter().map(|(len, _)| len).sum();
+                if spares == 0 {
+                    assert_eq!(pool.copied, total, "without spares every line is copied");
+                } else {
+                    assert!(pool.spares_taken >= 1, "step {step}: the 3 MiB line is handed over");
+                    assert!(pool.copied <= total - (3 << 20), "step {step}: the handed-over line is not copied ({} copied)", pool.copied);
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,44 +2,36 @@
 
 use std::io::Read;
 
-use super::line_loop::{LineReader, account_plain_line, read_lines};
-use super::split::Line;
+use super::line_loop::{account_plain_line, read_owned_lines};
+use super::split::OwnedLine;
 use crate::ingest::frame::{Direction, Frame, Sink, Transport};
 
 /// Feeds every line of `reader` to `sink` as a stdio frame. `direction` is `None` for a lone
 /// file whose direction model infers per message. `session` names the pair.
 pub fn read_stdio(reader: impl Read, direction: Option<Direction>, session: &str, max_frame_bytes: usize, sink: &mut dyn Sink) {
-    read_lines(reader, max_frame_bytes, &mut StdioLines { direction, session }, sink);
+    read_owned_lines(reader, max_frame_bytes, &mut |line, sink| stdio_line(line, direction, session, sink), sink);
 }
 
-/// Every non-blank line is one frame.
-struct StdioLines<'a> {
-    direction: Option<Direction>,
-    session: &'a str,
-}
-
-impl LineReader for StdioLines<'_> {
-    fn line(&mut self, line: &Line<'_>, sink: &mut dyn Sink) {
-        if account_plain_line(line, sink) {
-            return;
-        }
-        let mut frame = Frame::new(Transport::Stdio, self.direction, line.offset, sink.copy_payload(line.bytes));
-        frame.wire_bytes = line.wire_bytes;
-        frame.session = Some(self.session.to_string());
-        if line.capped {
-            frame.incomplete = Some(format!(
-                "line of {} bytes exceeds --max-frame-bytes; first {} bytes kept",
-                line.wire_bytes,
-                line.bytes.len()
-            ));
-        } else if !line.terminated {
-            frame.incomplete = Some("stream ended without a newline".to_string());
-        }
-        if line.had_cr {
-            frame.note = Some("CRLF line ending".to_string());
-        }
-        sink.frame(frame);
+/// Every non-blank line is one frame, its payload the line itself.
+fn stdio_line(line: OwnedLine, direction: Option<Direction>, session: &str, sink: &mut dyn Sink) {
+    if account_plain_line(&line.line(), sink) {
+        return;
     }
+    let incomplete = if line.capped {
+        Some(format!("line of {} bytes exceeds --max-frame-bytes; first {} bytes kept", line.wire_bytes, line.bytes.len()))
+    } else if !line.terminated {
+        Some("stream ended without a newline".to_string())
+    } else {
+        None
+    };
+    let mut frame = Frame::new(Transport::Stdio, direction, line.offset, line.bytes);
+    frame.wire_bytes = line.wire_bytes;
+    frame.session = Some(session.to_string());
+    frame.incomplete = incomplete;
+    if line.had_cr {
+        frame.note = Some("CRLF line ending".to_string());
+    }
+    sink.frame(frame);
 }
 
 #[cfg(test)]
