@@ -93,6 +93,35 @@ fn the_manifest_names_every_input_with_its_size_and_hash_and_every_part() {
     }
 }
 
+/// The manifest's hashes are taken as the inputs are read; every kind of file gets the hash of
+/// its bytes on disk: gzip (compressed bytes), a gzip cut short (a read error), a packet
+/// capture, a host log, and bytes that are no format.
+#[test]
+fn every_kind_of_input_gets_the_hash_of_its_bytes_on_disk() {
+    let dir = temp_dir("ds-hash-kinds");
+    let hostlog = std::fs::read(samples().join("hostlog/mcp.log")).unwrap();
+    std::fs::write(dir.join("host.log"), &hostlog).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&hostlog).unwrap();
+    let gz = gz.finish().unwrap();
+    std::fs::write(dir.join("host.log.gz"), &gz).unwrap();
+    std::fs::write(dir.join("cut.log.gz"), &gz[..gz.len() / 2]).unwrap();
+    std::fs::copy(samples().join("pcap/py_streamable.pcap"), dir.join("capture.pcap")).unwrap();
+    std::fs::write(dir.join("noise.bin"), (0..70_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<_>>()).unwrap();
+    let out = temp_dir("ds-hash-kinds-out");
+    tables(&dir, &out, &["-q"]);
+    let manifest = read_json(&out.join("manifest.json"));
+    let mut hashed = 0;
+    for entry in manifest["inputs"].as_array().unwrap() {
+        for f in entry["files"].as_array().unwrap() {
+            let path = f["path"].as_str().unwrap();
+            assert_eq!(f["blake3"].as_str().unwrap(), blake3_of(path), "{path}");
+            hashed += 1;
+        }
+    }
+    assert_eq!(hashed, 5);
+}
+
 #[test]
 fn a_rerun_reads_only_new_and_changed_inputs_and_keeps_vanished_ones_unless_pruned() {
     let input = fleet("ds-incremental", 3, 40);

@@ -81,7 +81,7 @@ pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
 
 /// The pipeline request the flags describe.
 pub fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink>>) -> anyhow::Result<Request> {
-    let ingest = IngestOptions { max_frame_bytes: args.max_frame_bytes.max(1), forced_format: args.input_format, ports: args.port.clone() };
+    let ingest = IngestOptions { max_frame_bytes: args.max_frame_bytes.max(1), forced_format: args.input_format, ports: args.port.clone(), hash_files: false };
     let mut limits = default_limits();
     for limit in &args.limit {
         limit.apply(&mut limits);

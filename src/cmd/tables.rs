@@ -21,7 +21,9 @@ pub fn run(args: &TablesArgs) -> anyhow::Result<u8> {
         }
         return Ok(0);
     }
-    let request = super::request(&args.input, None)?;
+    let mut request = super::request(&args.input, None)?;
+    // The manifest records each new input's blake3, taken as the input is read.
+    request.ingest.hash_files = true;
     let writer = Writer::open(&args.out, options_fingerprint(&request.ingest, &request.model), WriteOptions { prune: args.prune, incremental: true })?;
     let stored = mcpsift::pipeline::run_into(&request, &crate::progress::Bar::stderr(args.input.quiet), &writer)?;
     let summary = writer.finish(&stored, &request.limits)?;

@@ -93,6 +93,7 @@ impl CaptureSummary {
                 gzip: f.gzip,
                 bytes_read: f.bytes_read,
                 error: f.error.clone(),
+                blake3: None,
             })
             .collect();
         LoadedCapture { name: name.to_string(), files, rows: CaptureRows { accounting, ..CaptureRows::default() }, events: self.events }
@@ -125,7 +126,7 @@ mod tests {
         accounting.frame_bytes = 120;
         accounting.skipped_bytes.insert("not_json", 5);
         accounting.diagnostics.push(Diagnostic { file: "a.log".into(), offset: 9, bytes: 5, reason: "not_json", detail: "x".into() });
-        let files = vec![FileReport { path: "a.log".into(), format: Format::Stdio, file_bytes: 132, gzip: false, bytes_read: 132, error: None }];
+        let files = vec![FileReport { path: "a.log".into(), format: Format::Stdio, file_bytes: 132, gzip: false, bytes_read: 132, error: None, blake3: None }];
         let capture = LoadedCapture { name: "a.log".into(), files, rows: CaptureRows { accounting, ..CaptureRows::default() }, events: 0 };
         let summary = CaptureSummary::of(&capture);
         let json = serde_json::to_string(&summary).expect("serializes");

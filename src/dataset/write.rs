@@ -71,9 +71,6 @@ pub struct Writer {
     old: Option<Manifest>,
     rebuilt: Option<String>,
     files: Mutex<HashMap<String, Vec<InputFile>>>,
-    /// Hashes of a capture's files being computed while it is read (one thread per capture
-    /// being read).
-    hashing: Mutex<HashMap<String, std::thread::JoinHandle<Vec<Option<String>>>>>,
     reused: Mutex<HashMap<String, InputEntry>>,
     written: Mutex<HashMap<String, InputEntry>>,
     sinks: Mutex<HashMap<String, Arc<CaptureParts>>>,
@@ -98,7 +95,6 @@ impl Writer {
             old,
             rebuilt,
             files: Mutex::default(),
-            hashing: Mutex::default(),
             reused: Mutex::default(),
             written: Mutex::default(),
             sinks: Mutex::default(),
@@ -231,8 +227,9 @@ impl CaptureStore for Writer {
             return false;
         }
         // An input whose size or mtime changed is hashed now: its bytes may still be the old
-        // ones. A new input's hash is only for the manifest: it is computed while the input is
-        // read (`chunk_sink`), not here, where every input is asked before any is read.
+        // ones. A new input's hash is only for the manifest: it is taken as the input is read
+        // (`IngestOptions::hash_files`, see `store`), not here, where every input is asked
+        // before any is read.
         if let Some(old) = old {
             for f in &mut files {
                 f.blake3 = hash_file(Path::new(&f.path)).unwrap_or_default();
@@ -248,21 +245,8 @@ impl CaptureStore for Writer {
         true
     }
 
-    /// Called as the capture's reading begins (on the pool, so at most `--jobs` at a time): a
-    /// new input's files, not hashed by `wanted`, are hashed on a thread of their own beside
-    /// the reading. Hashing first was a second pass over the file before reading began, a
-    /// fifth of `tables` on a log of large messages.
+    /// Called as the capture's reading begins.
     fn chunk_sink(&self, input: &CaptureInput) -> Arc<dyn ChunkSink> {
-        if self.options.incremental {
-            let files = self.files.lock().unwrap_or_else(|p| p.into_inner());
-            let unhashed: Option<Vec<PathBuf>> =
-                files.get(input.name()).filter(|fs| fs.iter().all(|f| f.blake3.is_empty())).map(|fs| fs.iter().map(|f| PathBuf::from(&f.path)).collect());
-            drop(files);
-            if let Some(paths) = unhashed {
-                let handle = std::thread::spawn(move || paths.iter().map(|p| hash_file(p)).collect());
-                self.hashing.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), handle);
-            }
-        }
         let stem = self.stem(input.name());
         let parts = Arc::new(CaptureParts { frames: TableParts::new(&self.dir, FrameRow::NAME, &stem), calls: TableParts::new(&self.dir, CallRow::NAME, &stem) });
         self.sinks.lock().unwrap_or_else(|p| p.into_inner()).insert(input.name().to_string(), Arc::clone(&parts));
@@ -304,11 +288,11 @@ impl CaptureStore for Writer {
         put(EventRow::NAME, TableParts::new(&self.dir, EventRow::NAME, &stem).finish(rows_df(&std::mem::take(&mut rows.events))?)?);
         put(PageRow::NAME, TableParts::new(&self.dir, PageRow::NAME, &stem).finish(rows_df(&std::mem::take(&mut rows.pages))?)?);
         let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned().unwrap_or_default();
-        let hashing = self.hashing.lock().unwrap_or_else(|p| p.into_inner()).remove(name);
-        if let Some(hashes) = hashing.and_then(|h| h.join().ok()) {
-            for (f, hash) in files.iter_mut().zip(hashes) {
-                f.blake3 = hash.unwrap_or_default();
-            }
+        // A new input's files, not hashed by `wanted`, were hashed as they were read
+        // (`IngestOptions::hash_files`); one read only in part is hashed here.
+        for f in files.iter_mut().filter(|f| self.options.incremental && f.blake3.is_empty()) {
+            let read = capture.files.iter().find(|r| r.path == f.path).and_then(|r| r.blake3.clone());
+            f.blake3 = read.or_else(|| hash_file(Path::new(&f.path))).unwrap_or_default();
         }
         let entry = InputEntry { capture: name.to_string(), files, parts, summary: CaptureSummary::of(capture) };
         self.written.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), entry);

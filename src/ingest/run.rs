@@ -19,11 +19,14 @@ pub struct IngestOptions {
     pub forced_format: Option<Format>,
     /// Restrict packet captures to these TCP ports (empty: any stream that parses as HTTP).
     pub ports: Vec<u16>,
+    /// Hash every file's bytes as they are read ([`FileReport::blake3`]), for a dataset's
+    /// manifest. Not an option of the output: `options_fingerprint` leaves it out.
+    pub hash_files: bool,
 }
 
 impl Default for IngestOptions {
     fn default() -> Self {
-        IngestOptions { max_frame_bytes: 256 << 20, forced_format: None, ports: Vec::new() }
+        IngestOptions { max_frame_bytes: 256 << 20, forced_format: None, ports: Vec::new(), hash_files: false }
     }
 }
 
@@ -39,6 +42,9 @@ pub struct FileReport {
     pub bytes_read: u64,
     /// The file could not be opened or read at all.
     pub error: Option<String>,
+    /// blake3 of the bytes on disk, when [`IngestOptions::hash_files`] asked and the whole file
+    /// was read.
+    pub blake3: Option<String>,
 }
 
 /// The one "not a capture" test: no file of the input was of a capture format (all
@@ -95,8 +101,8 @@ fn file_stem(path: &Path) -> String {
 fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOptions, sink: &mut dyn Sink) -> FileReport {
     let display = path.display().to_string();
     sink.begin_file(&display);
-    let mut report = FileReport { path: display.clone(), format: Format::Unrecognized, file_bytes: 0, gzip: false, bytes_read: 0, error: None };
-    let opened = match open(path) {
+    let mut report = FileReport { path: display.clone(), format: Format::Unrecognized, file_bytes: 0, gzip: false, bytes_read: 0, error: None, blake3: None };
+    let opened = match open(path, opts.hash_files) {
         Ok(o) => o,
         Err(e) => {
             sink.skip(Skip { offset: 0, bytes: 0, reason: SkipReason::UnreadableFile, detail: e.to_string() });
@@ -123,6 +129,7 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
     };
     ingest_reader(reader, format, pair.map(|(d, _)| d), &session, opts, sink);
     report.bytes_read = count.load(Ordering::Relaxed);
+    report.blake3 = opened.hash.and_then(|h| h.finish(opened.file_bytes));
     if let Some(e) = opened.head_error {
         report.error = Some(format!("read error near the start: {e}"));
     }
