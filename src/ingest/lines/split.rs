@@ -10,6 +10,10 @@ use std::io::{self, Read};
 
 /// Bytes requested from the reader per read call. 1 MiB amortises syscalls and gzip state.
 const READ_BLOCK_BYTES: usize = 1 << 20;
+/// Bytes per read call while the pending line is already long: what follows its end in the
+/// last block is copied when the line is handed over ([`LineSplitter::next_owned_line`]), so
+/// that block is kept short.
+const LONG_LINE_BLOCK_BYTES: usize = 128 << 10;
 
 /// One line as on the wire.
 #[derive(Debug, PartialEq, Eq)]
@@ -222,7 +226,7 @@ impl<R: Read> LineSplitter<R> {
                 return;
             }
             self.ensure_room(READ_BLOCK_BYTES);
-            let n = self.read_block();
+            let n = self.read_block(READ_BLOCK_BYTES);
             if n == 0 {
                 return;
             }
@@ -251,8 +255,9 @@ impl<R: Read> LineSplitter<R> {
             self.end -= self.start;
             self.start = 0;
         }
-        self.ensure_room(READ_BLOCK_BYTES);
-        let n = self.read_block();
+        let block = if self.end >= HAND_OVER_MIN_BYTES { LONG_LINE_BLOCK_BYTES } else { READ_BLOCK_BYTES };
+        self.ensure_room(block);
+        let n = self.read_block(block);
         self.end += n;
     }
 
@@ -265,9 +270,10 @@ impl<R: Read> LineSplitter<R> {
         }
     }
 
-    /// One read into `buf[end..]`; returns bytes read (0 = end of input or error).
-    fn read_block(&mut self) -> usize {
-        let room = self.buf.len() - self.end;
+    /// One read of at most `block` bytes into `buf[end..]` (a spare buffer may have more room);
+    /// returns bytes read (0 = end of input or error).
+    fn read_block(&mut self, block: usize) -> usize {
+        let room = (self.buf.len() - self.end).min(block);
         debug_assert!(room > 0, "ensure_room ran before every read");
         let target = &mut self.buf[self.end..self.end + room];
         loop {
