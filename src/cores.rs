@@ -1,7 +1,7 @@
 //! `--jobs N` as a bound on the cores a run uses, the way a user sharing a machine means it:
 //! at most N captures read at once (the pipeline's pool), polars' and rayon's pools of N
 //! threads, and on Linux the process confined to N of the CPUs it may run on (the least busy
-//! when it starts), so the reading, writer and hash threads that each capture has beside the
+//! when it starts), so the reading, model and writer threads that each capture has beside the
 //! pool share those N as well. Without the confinement those threads were free to use every
 //! core: on the Xeon of 2026-12-04 `--jobs 2` added only 1.16x to `--jobs 1` on 20 logs (on
 //! the AMD machine of 2026-12-06 the binary before ran `--jobs 1` at about one core, 1.92x).
