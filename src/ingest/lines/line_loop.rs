@@ -1,5 +1,6 @@
-//! The one loop every line reader shares: drives the [`LineSplitter`], hands each line (with
-//! its offset) to a [`LineReader`], and reports a read error that ended the input early.
+//! The loop every line reader shares: drives the [`LineSplitter`], hands each line (with its
+//! offset) to a [`LineReader`] (or, where the frame is the whole line, as a buffer of its own
+//! to [`read_owned_lines`]' callback), and reports a read error that ended the input early.
 //! It interprets nothing: what a line means is the reader's job.
 
 use std::io::Read;

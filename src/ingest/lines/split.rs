@@ -4,6 +4,9 @@
 //! blocks, hands out complete lines, and keeps only the unfinished tail. A line longer than
 //! the buffer grows it (doubling, so copying stays linear) up to `max_frame_bytes`; past that
 //! the rest of the line is scanned and counted but not kept, so memory stays bounded by the cap.
+//! A reader whose frame is the whole line (stdio) takes each line as a buffer of its own
+//! ([`LineSplitter::next_owned_line`]): a line longer than a read block is the splitter's buffer
+//! itself, handed over, so a log of multi-MiB messages is copied once, by the kernel.
 //! It knows nothing of JSON.
 
 use std::io::{self, Read};
