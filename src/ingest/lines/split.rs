@@ -434,35 +434,39 @@ mod tests {
                 input.push(b'\n');
             }
         }
-        let mut offset = 0u64;
-        let expected: Vec<(u64, usize, u8, bool)> = shapes
-            .iter()
-            .enumerate()
-            .map(|(i, (len, byte))| {
-                let at = offset;
-                offset += *len as u64 + 1 + u64::from(i == 1);
-                (at, *len, *byte, i + 1 < shapes.len())
-            })
-            .collect();
-        for step in [4096, 65536, 1 << 20] {
-            for spares in [0, 3] {
-                // Used spares, with stale contents longer and shorter than what is read into them.
-                let mut pool = Pool { spares: (0..spares).map(|i| vec![b'x'; (i + 1) << 19]).collect(), copied: 0, spares_taken: 0 };
-                let mut s = LineSplitter::new(Trickle { data: &input, step }, 16 << 20);
-                let mut got = Vec::new();
-                while let Some(l) = s.next_owned_line(&mut pool) {
-                    let byte = l.bytes.first().copied().unwrap_or(0);
-                    assert!(l.bytes.iter().all(|b| *b == byte), "step {step}: one byte repeated, nothing stale");
-                    assert_eq!(l.had_cr, l.offset == expected[1].0);
-                    got.push((l.offset, l.bytes.len(), byte, l.terminated));
-                }
-                assert_eq!(got, expected, "step {step}, {spares} spares");
-                let total: usize = shapes.iter().map(|(len, _)| len).sum();
-                if spares == 0 {
-                    assert_eq!(pool.copied, total, "without spares every line is copied");
-                } else {
-                    assert!(pool.spares_taken >= 1, "step {step}: the 3 MiB line is handed over");
-                    assert!(pool.copied <= total - (3 << 20), "step {step}: the handed-over line is not copied ({} copied)", pool.copied);
+        // Uncapped, and capped at 100 KiB (a capped line keeps its first bytes, counts them all).
+        for cap in [16 << 20, 100 << 10] {
+            let mut offset = 0u64;
+            let expected: Vec<(u64, usize, u64, u8, bool)> = shapes
+                .iter()
+                .enumerate()
+                .map(|(i, (len, byte))| {
+                    let at = offset;
+                    let wire = *len as u64 + u64::from(i == 1);
+                    offset += wire + 1;
+                    (at, (*len).min(cap), wire, *byte, i + 1 < shapes.len())
+                })
+                .collect();
+            for step in [4096, 65536, 1 << 20] {
+                for spares in [0, 3] {
+                    // Used spares, with stale contents longer and shorter than what is read into them.
+                    let mut pool = Pool { spares: (0..spares).map(|i| vec![b'x'; (i + 1) << 19]).collect(), copied: 0, spares_taken: 0 };
+                    let mut s = LineSplitter::new(Trickle { data: &input, step }, cap);
+                    let mut got = Vec::new();
+                    while let Some(l) = s.next_owned_line(&mut pool) {
+                        let byte = l.bytes.first().copied().unwrap_or(0);
+                        assert!(l.bytes.iter().all(|b| *b == byte), "step {step}: one byte repeated, nothing stale");
+                        assert_eq!(l.had_cr, l.offset == expected[1].0);
+                        got.push((l.offset, l.bytes.len(), l.wire_bytes, byte, l.terminated));
+                    }
+                    assert_eq!(got, expected, "cap {cap}, step {step}, {spares} spares");
+                    let kept: usize = expected.iter().map(|e| e.1).sum();
+                    if spares == 0 {
+                        assert_eq!(pool.copied, kept, "without spares every line is copied");
+                    } else if cap > 3 << 20 {
+                        assert!(pool.spares_taken >= 1, "step {step}: the 3 MiB line is handed over");
+                        assert!(pool.copied <= kept - (3 << 20), "step {step}: the handed-over line is not copied ({} copied)", pool.copied);
+                    }
                 }
             }
         }
