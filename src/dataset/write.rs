@@ -290,9 +290,11 @@ impl CaptureStore for Writer {
         let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned().unwrap_or_default();
         // A new input's files, not hashed by `wanted`, were hashed as they were read
         // (`IngestOptions::hash_files`); one read only in part is hashed here.
-        for f in files.iter_mut().filter(|f| self.options.incremental && f.blake3.is_empty()) {
-            let read = capture.files.iter().find(|r| r.path == f.path).and_then(|r| r.blake3.clone());
-            f.blake3 = read.or_else(|| hash_file(Path::new(&f.path))).unwrap_or_default();
+        if self.options.incremental {
+            for f in files.iter_mut().filter(|f| f.blake3.is_empty()) {
+                let read = capture.files.iter().find(|r| r.path == f.path).and_then(|r| r.blake3.clone());
+                f.blake3 = read.or_else(|| hash_file(Path::new(&f.path))).unwrap_or_default();
+            }
         }
         let entry = InputEntry { capture: name.to_string(), files, parts, summary: CaptureSummary::of(capture) };
         self.written.lock().unwrap_or_else(|p| p.into_inner()).insert(name.to_string(), entry);
