@@ -14,7 +14,9 @@ use super::chunks::{Columns, chunk_calls, chunk_frames};
 use super::chains::{Chains, next_round};
 use super::routing::fill_routing;
 use super::facts::{custom_marker, fill_frame_row, fill_response, input_required, request_call, tool_rows};
+use super::conversations::Conversations;
 use super::message::{Kind, Message, Parsed, parse_payload_for, recorded_message};
+use super::pages::PageItems;
 use super::pairing::Calls;
 use super::rows::{CallRow, EventRow, FrameRow, Outcome, SessionRow, ToolRow};
 use super::sessions::{Sessions, fill_session_facts};
@@ -78,6 +80,13 @@ pub struct CaptureModel {
     calls: Calls,
     /// Paginated calls that went into chunks, kept as rows for the `pages` table.
     paged_calls: Vec<CallRow>,
+    /// The item keys of paginated calls' responses, by request seq.
+    page_items: std::collections::HashMap<u64, PageItems>,
+    /// Which conversation each frame of a channel belongs to.
+    conversations: Conversations,
+    /// 2026-07-28 HTTP requests still unanswered, by (session, fingerprint): a request that
+    /// repeats one re-issues it after its stream broke.
+    reissuable: std::collections::HashMap<(Arc<str>, u64), usize>,
     /// outputSchemas listed so far, per session and tool.
     schemas: OutputSchemas,
     /// Multi-round-trip chains waiting for a retry.
@@ -104,6 +113,9 @@ impl CaptureModel {
             sessions: Sessions::new(capture, default_session),
             calls: Calls::default(),
             paged_calls: Vec::new(),
+            page_items: Default::default(),
+            conversations: Conversations::default(),
+            reissuable: Default::default(),
             schemas: OutputSchemas::default(),
             chains: Chains::default(),
             header_params: Default::default(),
@@ -173,7 +185,8 @@ impl CaptureModel {
     }
 
     fn absorb(&mut self, frame: &Frame, parsed: Parsed) {
-        let session = self.sessions.key(frame);
+        let channel = self.sessions.key(frame);
+        let session = self.conversations.route(&channel, frame, &parsed);
         let direction = frame.direction.unwrap_or_else(|| self.infer_direction(&session, &parsed));
         let seq = self.seq;
         self.seq += 1;
@@ -243,6 +256,7 @@ impl CaptureModel {
             }
         }
         row.http_user_agent = frame.http.as_ref().and_then(|h| h.extras.as_ref()).and_then(|e| e.user_agent.clone());
+        row.http_status = frame.http.as_ref().and_then(|h| h.status).map(u32::from);
         if direction == Direction::ClientToServer
             && let Some(h) = &frame.http
             && let [m] = messages
@@ -292,6 +306,12 @@ impl CaptureModel {
             Some(Kind::Request) => {
                 let mut call = request_call(&self.capture, session_name, direction, seq, frame, m);
                 self.chains.request(&mut call, m.request_state.as_deref(), self.calls.next_index());
+                if frame.http.is_some()
+                    && let Some(fp) = m.fingerprint
+                {
+                    self.reissued(&mut call, fp);
+                }
+                self.sessions.state(session, frame.transport).last_request_seq = Some(seq);
                 let held = self.calls.request(call, frame.http.as_ref());
                 if let Some(earlier) = held.earlier {
                     let first = self.calls.get(earlier).map_or_else(|| "an earlier seq".to_string(), |c| format!("seq {}", c.req_seq));
@@ -321,6 +341,10 @@ impl CaptureModel {
                     return answered;
                 }
                 fill_response(call, seq, frame, m, session, &mut self.schemas);
+                if super::pages::is_page(call) {
+                    let items = PageItems { keys: m.item_keys.clone(), field: m.item_key_field.clone(), without_key: m.items_without_key };
+                    self.page_items.insert(call.req_seq, items);
+                }
                 self.sessions.answered(session, frame.transport, &call.method, m);
                 let retry = m.request_state.as_deref().filter(|_| input_required(call)).and_then(|state| self.chains.issued(call, state)).map(|i| (i, (call.chain_id, call.round)));
                 if call.method == "tools/list" && (!m.tools.is_empty() || m.items_returned.is_some()) {
@@ -358,6 +382,31 @@ impl CaptureModel {
             _ => {}
         }
         None
+    }
+
+    /// Links a 2026-07-28 HTTP request to the unanswered request of its conversation it
+    /// repeats (same method and params, new id: re-issued after a broken stream): it joins
+    /// that request's chain as its next round, and the first is `retried`, not lost.
+    fn reissued(&mut self, call: &mut CallRow, fingerprint: u64) {
+        let idx = self.calls.next_index();
+        let earlier = self.reissuable.insert((Arc::clone(&call.session), fingerprint), idx);
+        if let Some(e) = earlier
+            && call.chain_id == call.req_seq
+            && let Some(first) = self.calls.get_mut(e)
+            && first.resp_seq.is_none()
+            && !first.cancelled
+            && first.method == call.method
+        {
+            first.outcome = Outcome::Retried;
+            call.retry_of = Some(first.req_seq);
+            call.chain_id = first.chain_id;
+            call.round = first.round.saturating_add(1);
+        }
+        // Answered calls leave the map now and then, so it holds about the calls in flight.
+        if self.reissuable.len() > 1024 && self.reissuable.len() > 4 * self.calls.held() {
+            let calls = &self.calls;
+            self.reissuable.retain(|_, i| calls.get(*i).is_some_and(|c| c.resp_seq.is_none()));
+        }
     }
 
     /// Moves answered calls out of the row map into a columnar chunk, with their session's
@@ -400,7 +449,7 @@ impl CaptureModel {
             if let Some(st) = self.sessions.get(&call.session) {
                 fill_session_facts(call, &st.facts);
             }
-            if call.resp_seq.is_none() && !call.cancelled
+            if call.resp_seq.is_none() && !call.cancelled && call.outcome != Outcome::Retried
                 && let Some(st) = self.sessions.get_mut(&call.session)
             {
                 let what = match &call.tool {
@@ -419,10 +468,11 @@ impl CaptureModel {
             }
         }
         self.sessions.events(&out.events);
+        let last_requests = self.sessions.last_requests();
         out.sessions = self.sessions.finish();
         let mut paged = std::mem::take(&mut self.paged_calls);
         paged.extend(out.calls.iter().filter(|c| super::pages::is_page(c)).cloned());
-        out.pages = super::pages::build_pages(&paged);
+        out.pages = super::pages::build_pages(&paged, &self.page_items, &last_requests);
         out
     }
 }

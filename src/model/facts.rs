@@ -29,23 +29,9 @@ pub(crate) fn request_call(capture: &Arc<str>, session: &Arc<str>, direction: Di
         page_size_arg: m.page_size_arg,
         chain_id: seq,
         round: 1,
-        conversation: conversation(session, frame, m),
+        conversation: Arc::clone(session),
         traceparent: m.traceparent.clone(),
         ..CallRow::default()
-    }
-}
-
-/// The conversation a request belongs to: its session, unless it is a 2026-07-28 request
-/// (stateless: `_meta` carries the protocol version), whose conversation is its client
-/// identity at its pipe or client address.
-fn conversation(session: &Arc<str>, frame: &Frame, m: &Message) -> Arc<str> {
-    if m.meta_protocol_version.is_none() || m.method.as_deref() == Some("initialize") {
-        return Arc::clone(session);
-    }
-    let who = m.client_info.as_ref().map_or_else(|| "? ?".to_string(), |c| format!("{} {}", c.name.as_deref().unwrap_or("?"), c.version.as_deref().unwrap_or("?")));
-    match frame.http.as_ref().and_then(|h| h.extras.as_ref()).and_then(|e| e.client_ip.as_deref()) {
-        Some(ip) => format!("{who} @ ip:{ip}").into(),
-        None => format!("{who} @ {session}").into(),
     }
 }
 
@@ -67,6 +53,8 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
     call.truncated = m.truncation_marker.is_some();
     call.cursor_out = m.cursor_out.clone();
     call.items_returned = m.items_returned;
+    call.ttl_ms = m.ttl_ms;
+    call.cache_scope = m.cache_scope.clone();
     call.has_structured = m.has_structured;
     call.text_bytes = Some(m.text_bytes);
     call.blob_bytes_b64 = Some(m.blob_bytes_b64);

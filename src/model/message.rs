@@ -117,9 +117,23 @@ pub struct Message {
     /// `nextCursor` of a list result, or `nextCursor`/`next_cursor` in structuredContent.
     pub cursor_out: Option<String>,
     pub items_returned: Option<u64>,
-    /// Keys (`id`, `*_id`, `uri`, `name`) of the first and last item of the page's main array.
+    /// Keys of the first and last item of the page's main array ([`Message::item_keys`]).
     pub first_item_key: Option<String>,
     pub last_item_key: Option<String>,
+    /// Every item's identity, in page order: `name` of tools and prompts, `uri` of resources,
+    /// `uriTemplate` of resource templates; in structuredContent `id`, `name`, `uri`, else the
+    /// first scalar field. Items without one are counted, not keyed.
+    pub item_keys: Vec<String>,
+    /// The field the keys came from (`mixed` when items differ).
+    pub item_key_field: Option<String>,
+    /// Items of the page without any key.
+    pub items_without_key: u64,
+    /// A list result's `ttlMs` and `cacheScope` (2026-07-28 `CacheableResult`).
+    pub ttl_ms: Option<i64>,
+    pub cache_scope: Option<String>,
+    /// A 2026-07-28 request's identity without its id and `_meta`: method, name or uri,
+    /// arguments and cursor hashed, to link a request re-issued after a broken stream.
+    pub fingerprint: Option<u64>,
     pub page_size_arg: Option<i64>,
     /// `notifications/cancelled`: the id it cancels (JSON text) and the reason.
     pub cancels_id: Option<String>,
@@ -267,6 +281,10 @@ struct ResultView<'a> {
     truncated: Option<&'a RawValue>,
     #[serde(rename = "resultType", borrow)]
     result_type: Option<&'a RawValue>,
+    #[serde(rename = "ttlMs", borrow)]
+    ttl_ms: Option<&'a RawValue>,
+    #[serde(rename = "cacheScope", borrow)]
+    cache_scope: Option<&'a RawValue>,
     #[serde(rename = "requestState", borrow)]
     request_state: Option<&'a RawValue>,
 }
@@ -514,7 +532,7 @@ fn from_typed(t: Typed, scalar_args: bool) -> Message {
     m
 }
 
-fn read_params(method: &str, p: Params, m: &mut Message, scalar_args: bool) {
+fn read_params(method: &str, mut p: Params, m: &mut Message, scalar_args: bool) {
     m.target_name = match method {
         "tools/call" | "prompts/get" => raw_str(p.name),
         "resources/read" => raw_str(p.uri),
@@ -534,7 +552,7 @@ fn read_params(method: &str, p: Params, m: &mut Message, scalar_args: bool) {
     } else {
         m.cursor_in = raw_str(p.cursor);
     }
-    if let Some(ci) = p.client_info {
+    if let Some(ci) = p.client_info.take() {
         m.client_info = Some(ci);
     }
     m.protocol_version = raw_str(p.protocol_version);
@@ -551,10 +569,24 @@ fn read_params(method: &str, p: Params, m: &mut Message, scalar_args: bool) {
         }
         m.meta_protocol_version = raw_str(meta.protocol_version);
         m.traceparent = raw_str(meta.traceparent);
+        if m.meta_protocol_version.is_some() {
+            m.fingerprint = Some(fingerprint(method, &p));
+        }
         if m.protocol_version.is_none() {
             m.protocol_version = m.meta_protocol_version.clone();
         }
     }
+}
+
+/// A request's identity without its id and `_meta`: what a re-issued request repeats.
+fn fingerprint(method: &str, p: &Params) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    method.hash(&mut h);
+    for part in [p.name, p.uri, p.arguments, p.cursor, p.request_state] {
+        part.map(RawValue::get).hash(&mut h);
+    }
+    h.finish()
 }
 
 /// Top-level scalar arguments as an `Mcp-Param-*` header renders them: strings as they are,
@@ -639,8 +671,7 @@ fn read_result(r: ResultView, m: &mut Message) {
                 && let Some(items) = main_array(v)
             {
                 m.items_returned = Some(items.len() as u64);
-                m.first_item_key = items.first().and_then(item_key);
-                m.last_item_key = items.last().and_then(item_key);
+                set_item_keys(m, items.iter().map(item_key));
             }
             m.structured = Some(parsed);
         }
@@ -668,15 +699,65 @@ fn read_result(r: ResultView, m: &mut Message) {
     if let Some(nc) = r.next_cursor {
         m.cursor_out = raw_str(Some(nc));
     }
-    let lists = [r.resources.map(|v| v.len()), r.resource_templates.map(|v| v.len()), r.prompts.map(|v| v.len())];
+    m.ttl_ms = r.ttl_ms.and_then(|t| t.get().parse::<i64>().ok());
+    m.cache_scope = raw_str(r.cache_scope);
+    let lists = [(r.resources, "uri"), (r.resource_templates, "uriTemplate"), (r.prompts, "name")];
     if let Some(tools) = r.tools {
         m.items_returned = Some(tools.len() as u64);
+        let names: Vec<Option<bool>> = tools.iter().map(|t| t.name.map(|n| n.get().starts_with('"'))).collect();
         m.tools = tools.into_iter().map(tool_def).collect();
-        m.first_item_key = m.tools.first().map(|t| t.name.clone());
-        m.last_item_key = m.tools.last().map(|t| t.name.clone());
-    } else if let Some(n) = lists.into_iter().flatten().next() {
-        m.items_returned = Some(n as u64);
+        // A tool without a name (or with a name that is not a string) has no identity.
+        let keys: Vec<Option<(String, &'static str)>> =
+            m.tools.iter().zip(names).map(|(t, named)| (named == Some(true)).then(|| (t.name.clone(), "name"))).collect();
+        set_item_keys(m, keys.into_iter());
+    } else if let Some((items, field)) = lists.into_iter().find_map(|(v, f)| v.map(|v| (v, f))) {
+        m.items_returned = Some(items.len() as u64);
+        let keys: Vec<Option<(String, &'static str)>> = items.iter().map(|i| list_item_key(i, field)).collect();
+        set_item_keys(m, keys.into_iter());
     }
+}
+
+/// A protocol list item's key: the string `field` of the object.
+fn list_item_key(item: &RawValue, field: &'static str) -> Option<(String, &'static str)> {
+    let o = serde_json::from_str::<ListItem>(item.get()).ok()?;
+    let v = match field {
+        "uri" => o.uri,
+        "uriTemplate" => o.uri_template,
+        _ => o.name,
+    }?;
+    v.get().starts_with('"').then(|| (raw_to_string(v), field))
+}
+
+/// The identity fields of a resource, template or prompt.
+#[derive(Deserialize)]
+struct ListItem<'a> {
+    #[serde(borrow)]
+    uri: Option<&'a RawValue>,
+    #[serde(rename = "uriTemplate", borrow)]
+    uri_template: Option<&'a RawValue>,
+    #[serde(borrow)]
+    name: Option<&'a RawValue>,
+}
+
+/// Records a page's item keys, the field they came from, and the items without one.
+fn set_item_keys<F: AsRef<str>>(m: &mut Message, keys: impl Iterator<Item = Option<(String, F)>>) {
+    let mut field: Option<String> = None;
+    for k in keys {
+        match k {
+            Some((key, f)) => {
+                match &field {
+                    None => field = Some(f.as_ref().to_string()),
+                    Some(seen) if seen != f.as_ref() => field = Some("mixed".into()),
+                    _ => {}
+                }
+                m.item_keys.push(key);
+            }
+            None => m.items_without_key += 1,
+        }
+    }
+    m.item_key_field = field;
+    m.first_item_key = m.item_keys.first().cloned();
+    m.last_item_key = m.item_keys.last().cloned();
 }
 
 /// The page's items: the first top-level array of objects in structuredContent (or the value
@@ -690,19 +771,19 @@ fn main_array(v: &serde_json::Value) -> Option<&Vec<serde_json::Value>> {
     }
 }
 
-/// An item's identity: `id`, a `*_id` field, `uri` or `name`.
-fn item_key(item: &serde_json::Value) -> Option<String> {
+/// An item's identity and the field it came from: `id`, `name`, `uri`, else the first
+/// scalar field (string or number) of the object.
+fn item_key(item: &serde_json::Value) -> Option<(String, String)> {
     let o = item.as_object()?;
     let text = |v: &serde_json::Value| match v {
         serde_json::Value::String(s) => Some(s.clone()),
         serde_json::Value::Number(n) => Some(n.to_string()),
         _ => None,
     };
-    o.get("id")
-        .and_then(text)
-        .or_else(|| o.iter().find(|(k, _)| k.ends_with("_id")).and_then(|(_, v)| text(v)))
-        .or_else(|| o.get("uri").and_then(text))
-        .or_else(|| o.get("name").and_then(text))
+    ["id", "name", "uri"]
+        .iter()
+        .find_map(|k| o.get(*k).and_then(text).map(|t| (t, (*k).to_string())))
+        .or_else(|| o.iter().find_map(|(k, v)| text(v).map(|t| (t, k.clone()))))
 }
 
 /// The marker a text block ends with (looked for in its last 256 raw bytes).

@@ -9,6 +9,8 @@ mod chunks;
 #[cfg(feature = "tables")]
 mod routing;
 #[cfg(feature = "tables")]
+mod conversations;
+#[cfg(feature = "tables")]
 mod facts;
 pub mod jsonstr;
 #[cfg(feature = "tables")]

@@ -137,6 +137,11 @@ impl Calls {
         (idx, false)
     }
 
+    /// Calls held as rows.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
     /// The call number the next request will get.
     pub fn next_index(&self) -> usize {
         self.next

@@ -25,6 +25,9 @@ categorical! {
         /// Answered, but the recorder did not keep the answer (a HAR writer dropped the
         /// response body): not a lost call.
         UnknownNotRecorded = "unknown_not_recorded",
+        /// Unanswered, and re-issued by a later request of the conversation (`retry_of`): the
+        /// stream broke, the call was not lost.
+        Retried = "retried",
     }
 }
 
@@ -137,6 +140,8 @@ table! {
         header_mismatch: Option<String>,
         /// HTTP frames (both directions): the `User-Agent` of the exchange's request, e.g. `python-httpx2/2.16.2` (the `mcp` 2.x Python client).
         http_user_agent: Option<String>,
+        /// HTTP frames (both directions): the status of the exchange's response, when it was seen.
+        http_status: Option<u32>,
     }
 }
 
@@ -243,7 +248,13 @@ table! {
         chain_id: u64,
         /// Round within the chain, from 1; the chain's highest round is the logical call's outcome.
         round: u32,
-        /// Conversation key: the session for handshake-era calls; for a 2026-07-28 request (its `_meta` carries a protocolVersion) `client_name client_version @ place`, place being `ip:ADDR` of the HTTP client, else the session (the stdio pipe).
+        /// `req_seq` of the request this one re-issues (2026-07-28: same method and params, new id, after the first one's stream broke unanswered); it joins that request's chain (`chain_id`) as its next round.
+        retry_of: Option<u64>,
+        /// A list result's `ttlMs` (2026-07-28 `CacheableResult`).
+        ttl_ms: Option<i64>,
+        /// A list result's `cacheScope` (`public`, `private`).
+        cache_scope: Option<String>,
+        /// The call's conversation, the same as `session` (kept for readers of earlier datasets): for a 2026-07-28 request (its `_meta` carries a protocolVersion) `client_name client_version @ place`, place being `ip:ADDR` of the HTTP client, else the pipe; for handshake-era calls the session.
         conversation: Arc<str>,
         /// The request's `params._meta.traceparent` (W3C Trace Context), when it carries one.
         traceparent: Option<String>,
@@ -294,6 +305,12 @@ table! {
         non_json_s2c_bytes: u64,
         /// `handshake` (an `initialize` answered), `stateless` (2026-07-28 requests answered with a `resultType`, no `initialize`), `mixed` (both), null (neither).
         protocol_era: Option<String>,
+        /// TCP connections the session used (capture-wide numbers, comma-separated; null off HTTP): a 2026-07-28 conversation spans several, and clients share them.
+        connections: Option<String>,
+        /// The client's reader family (`limits.reader`), from its clientInfo name or its requests' User-Agent; null when not recognised.
+        client_family: Option<String>,
+        /// The server's reader family, from its serverInfo name; null when not recognised.
+        server_family: Option<String>,
         /// `discover` (`server/discover` answered), `fallback_initialize` (`server/discover` failed or unanswered, then `initialize`), `initialize` (no probe), null (neither seen).
         negotiation: Option<String>,
     }
@@ -383,9 +400,9 @@ table! {
         session: String,
         /// The list method or the tool name.
         chain: String,
-        /// `chain#n`: the n-th chain of that name in the session.
-        chain_id: String,
-        /// Page number in the chain (1-based).
+        /// `chain#n`: the n-th walk of that list in the session (conversation). A walk starts at a request without a cursor and follows each `nextCursor` to the request that sends it, on any connection; a later walk sending the same cursor strings is a new walk, not a loop.
+        walk: String,
+        /// Page number in the walk (1-based).
         page_no: u64,
         /// The request id as JSON text.
         rpc_id: String,
@@ -403,26 +420,42 @@ table! {
         first_item_key: Option<String>,
         /// Key of the page's last item.
         last_item_key: Option<String>,
+        /// Where item keys come from: `name` (tools, prompts), `uri` (resources), `uriTemplate` (templates); in a tool's structuredContent `id`, `name`, `uri`, else the first scalar field (`mixed` when items differ; null when no item has one).
+        item_key_field: Option<String>,
+        /// Items of the page without any key (never counted as repeats).
+        items_without_key: u64,
+        /// Items of this page an earlier page of the walk already returned, by identity (null when the page's items have no keys).
+        repeated_items: Option<i64>,
+        /// Those items' keys (the first 10, then how many more).
+        repeated_keys: Option<String>,
+        /// Items another complete walk of the same list in the conversation returned and no page of this complete walk did, by identity (set on the walk's last page; null when not compared).
+        skipped_items: Option<i64>,
+        /// Those items' keys (the first 10, then how many more).
+        skipped_keys: Option<String>,
         /// cursor_in decoded (base64 JSON), when it decodes.
         cursor_decoded: Option<String>,
         /// Offset the cursor_in names.
         offset_in: Option<i64>,
         /// Offset the cursor_out names.
         offset_out: Option<i64>,
-        /// The same cursor was sent before in this session.
+        /// The same cursor was sent before within this walk (a loop).
         cursor_seen_before: bool,
-        /// The cursor was issued (as a next cursor) earlier in this session.
+        /// The cursor was issued (as a next cursor) earlier in this conversation.
         cursor_issued_before: bool,
         /// The session that issued it, when another one did (a foreign cursor).
         cursor_issued_in: Option<String>,
-        /// cursor_out was later sent as a cursor in this session.
+        /// An earlier walk of this conversation sent the same cursor (stable cursors re-walked: not a loop).
+        cursor_of_earlier_walk: bool,
+        /// cursor_out was sent by the next page of this walk.
         followed: bool,
-        /// offset_out - offset_in.
+        /// On a walk's last page: `complete` (no next cursor), `abandoned` (a next cursor the conversation never sent, though it went on), `unknown` (the capture ends before the conversation sent anything after it), `loop` (the last page sent a cursor the walk had sent before); null on other pages.
+        walk_end: Option<String>,
+        /// offset_out - offset_in (decoded cursors).
         advance: Option<i64>,
-        /// Items returned beyond the cursor's advance (the next page repeats them): items - advance.
-        repeated_items: Option<i64>,
-        /// Advance beyond the items returned (items no page returns): advance - items.
-        skipped_items: Option<i64>,
+        /// Items returned beyond the cursor's advance, by decoded offsets (the next page repeats them): items - advance.
+        offset_repeats: Option<i64>,
+        /// Advance beyond the items returned, by decoded offsets (items no page returns): advance - items.
+        offset_skips: Option<i64>,
         /// The page size argument differs from the previous page's.
         page_size_changed: bool,
         /// A keyset cursor (`after`, `last_id`) that names the previous page's last item.
@@ -439,14 +472,26 @@ table! {
     pub struct ReaderLimit: "limits" {
         /// Budget name (e.g. `ts_sdk_stdio`).
         name: String,
-        /// The budget in bytes.
+        /// The budget in bytes (for a token budget, its byte estimate: tokens × 4).
         bytes: u64,
+        /// The budget in tokens, when the reader counts tokens (Claude Code's tool output cap); bytes are estimated at 4 bytes a token (`chars/4`, the estimate Anthropic documents for English text).
+        tokens: Option<u64>,
         /// Frames at or above `bytes × warn_ratio` are near the limit.
         warn_ratio: f64,
-        /// What it applies to: `stdio` frames (also host logs and transcripts of stdio sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads, `sse_event` (server-to-client frames carried in an SSE event to a client whose `User-Agent` is `python-httpx2/...`, the `mcp` 2.x Python client).
+        /// What it applies to: `stdio` frames (also host logs and transcripts of stdio sessions), `http_request` bodies, `result` (any tool result), `tools_list` payloads, `sse_event` (server-to-client frames carried in an SSE event).
         scope: String,
+        /// Who reads the frames it limits: `client` (results and other server-to-client frames) or `server` (request bodies).
+        side: String,
+        /// The reader family the limit belongs to (`ts_sdk`, `python_sdk2`, `codex`, `claude_code`, ...; `any` for every reader): `sessions.client_family` / `server_family` name the reading side's family.
+        reader: String,
+        /// `sdk` (an SDK's limit: also applies to a reader whose family is unknown, since most clients are built on an SDK) or `product` (one product's limit: applies only when that product is the reader).
+        reader_kind: String,
+        /// Which readers: the clientInfo / serverInfo name patterns, User-Agent patterns and transport the family is recognised by.
+        applies_to: String,
         /// Checked by `near_limit_frames` (others are thresholds other rules use); `--limit` enables the limit it names.
         enabled: bool,
+        /// Where the number comes from: the SDK file (repository path at a tag) or the pull request / issue.
+        source: String,
     }
 }
 

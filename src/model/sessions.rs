@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use polars::prelude::PlHashMap;
 
+use super::limits::family_of;
 use super::message::{Kind, Message};
 use super::rows::{CallRow, Ending, EventRow, SessionRow};
 use crate::ingest::frame::{Direction, Frame, Transport};
@@ -29,6 +30,12 @@ pub(crate) struct SessionState {
     pub modern_results: bool,
     /// The row's client, server and protocol facts, shared with its calls.
     pub facts: SharedFacts,
+    /// seq of the session's latest request.
+    pub last_request_seq: Option<u64>,
+    /// HTTP connections the session used, in order of first use.
+    pub connections: Vec<u64>,
+    /// The User-Agent of the session's first HTTP request that has one.
+    pub user_agent: Option<String>,
 }
 
 /// A session's client and server names and versions and its protocol version, as its calls
@@ -119,6 +126,14 @@ impl Sessions {
             r.bytes_s2c += frame.wire_bytes;
         }
         r.max_frame_bytes = r.max_frame_bytes.max(frame.wire_bytes);
+        if let Some(h) = &frame.http {
+            if st.connections.last() != Some(&h.connection) && !st.connections.contains(&h.connection) {
+                st.connections.push(h.connection);
+            }
+            if st.user_agent.is_none() && direction == Direction::ClientToServer {
+                st.user_agent = h.extras.as_ref().and_then(|e| e.user_agent.clone());
+            }
+        }
         if let Some(ts) = frame.ts_us {
             r.first_ts_us = Some(r.first_ts_us.map_or(ts, |f| f.min(ts)));
             r.last_ts_us = Some(r.last_ts_us.map_or(ts, |l| l.max(ts)));
@@ -197,6 +212,16 @@ impl Sessions {
         }
     }
 
+    /// Each session's latest request seq, and whether its capture holds the whole pipe (a
+    /// stdio tee log or a transcript records it to its end; packet captures and host logs may
+    /// stop while the conversation goes on).
+    pub fn last_requests(&self) -> std::collections::HashMap<String, (u64, bool)> {
+        self.states
+            .iter()
+            .filter_map(|(k, st)| st.last_request_seq.map(|s| (k.clone(), (s, matches!(st.row.transport, Transport::Stdio | Transport::Jsonl)))))
+            .collect()
+    }
+
     /// The session rows, each with how it ended and why.
     pub fn finish(mut self) -> Vec<SessionRow> {
         let mut rows = Vec::with_capacity(self.order.len());
@@ -218,6 +243,11 @@ impl Sessions {
             }
             if abrupt && st.timeout_cancels > 0 {
                 causes.push(format!("{} request(s) cancelled after a client timeout", st.timeout_cancels));
+            }
+            st.row.client_family = family_of(st.row.client_name.as_deref(), st.user_agent.as_deref()).map(str::to_string);
+            st.row.server_family = family_of(st.row.server_name.as_deref(), None).map(str::to_string);
+            if !st.connections.is_empty() {
+                st.row.connections = Some(st.connections.iter().map(u64::to_string).collect::<Vec<_>>().join(","));
             }
             st.row.protocol_era = match (st.initialize_ok, st.modern_results) {
                 (true, true) => Some("mixed".into()),

@@ -1,0 +1,120 @@
+-- protocol_conformance: what 2026-07-28 requires of results and what it deprecates, and HTTP
+-- answers that say one thing and mean another. One finding per conversation and method (or
+-- per request, for re-issued ones and mislabelled 413s).
+--   list_without_cache_fields  a 2026-07-28 list result (`*/list`, `server/discover`) without
+--                              `ttlMs` or `cacheScope`: both are required (`CacheableResult`),
+--                              and clients such as the TypeScript SDK cache lists by them
+--   result_without_result_type a result to a 2026-07-28 request without `resultType`: required;
+--                              a client treats a missing one as `complete`, so an
+--                              `input_required` round goes unseen
+--   deprecated_feature         Roots (`roots/list`), Sampling (`sampling/createMessage`) and
+--                              Logging (`logging/setLevel`, `notifications/message`) in a
+--                              2026-07-28 conversation, and the HTTP+SSE transport (a request
+--                              answered 202 with its response on a separate SSE stream)
+--   mislabelled_413            HTTP 400 whose body says the request was too large: the
+--                              TypeScript legacy SSE server's `PayloadTooLargeError: request
+--                              entity too large` (raw-body's 4 MB limit); clients that retry
+--                              400s resend it, clients that handle 413 do not see one
+--   reissued_request           a request re-issued after its stream broke (same method and
+--                              params, new id, as 2026-07-28 requires; `calls.retry_of`): the
+--                              first one is `retried`, not lost
+-- Evidence: reference/mcp-wire-facts.md §5 (2026-07-28 results, CacheableResult) and §2.1
+-- (HTTP+SSE); samples http_ts2 (a stream broken mid-result, re-issued).
+-- scope: capture
+-- title: Protocol conformance
+-- severity warn: a result misses a field 2026-07-28 requires, or an HTTP 400 hides a 413
+-- severity info: a deprecated feature, or a request re-issued after a broken stream
+-- advice: Answer 2026-07-28 requests with resultType on every result and ttlMs and cacheScope on every list; answer oversize requests with 413; move off Roots, Sampling, Logging and HTTP+SSE.
+-- causes:
+--   list_without_cache_fields: a 2026-07-28 list result without ttlMs or cacheScope.
+--   result_without_result_type: a result to a 2026-07-28 request without resultType.
+--   deprecated_feature: a feature 2026-07-28 deprecates (Roots, Sampling, Logging, HTTP+SSE).
+--   mislabelled_413: HTTP 400 for a request that was too large.
+--   reissued_request: a request re-issued after its stream broke.
+-- columns: session
+WITH modern AS (
+  SELECT capture, session, rpc_id, method, tool, client_name, client_version, resp_bytes, result_type, ttl_ms, cache_scope, outcome, retry_of, req_seq
+  FROM calls
+  WHERE protocol_version >= '2026-07-28' AND method <> 'initialize'
+),
+missing_cache AS (
+  SELECT capture, session, method, MIN(rpc_id) AS rpc_id, MAX(client_name) AS client_name, MAX(client_version) AS client_version,
+         COUNT(*) AS n, MAX(resp_bytes) AS bytes
+  FROM modern
+  WHERE (method LIKE '%/list' OR method = 'server/discover') AND outcome = 'ok' AND (ttl_ms IS NULL OR cache_scope IS NULL)
+  GROUP BY capture, session, method
+),
+missing_type AS (
+  SELECT capture, session, method, MIN(rpc_id) AS rpc_id, MAX(client_name) AS client_name, MAX(client_version) AS client_version,
+         COUNT(*) AS n, MAX(resp_bytes) AS bytes
+  FROM modern
+  WHERE outcome IN ('ok', 'tool_error') AND result_type IS NULL
+  GROUP BY capture, session, method
+),
+deprecated AS (
+  SELECT f.capture, f.session, f.method, MIN(f.rpc_id) AS rpc_id, COUNT(*) AS n, MAX(f.wire_bytes) AS bytes
+  FROM frames f
+  JOIN sessions s ON f.capture = s.capture AND f.session = s.session
+  WHERE f.method IN ('roots/list', 'sampling/createMessage', 'logging/setLevel', 'notifications/message')
+    AND f.kind IN ('request', 'notification') AND s.protocol_version >= '2026-07-28'
+  GROUP BY f.capture, f.session, f.method
+),
+legacy_sse AS (
+  SELECT capture, session, MIN(rpc_id) AS rpc_id, COUNT(*) AS n, MAX(wire_bytes) AS bytes
+  FROM frames
+  WHERE kind = 'request' AND direction = 'c2s' AND transport = 'http' AND http_status = 202
+  GROUP BY capture, session
+),
+mislabelled AS (
+  SELECT capture, session, text, offset
+  FROM events
+  WHERE kind = 'http_status' AND http_status = 400
+    AND (LOWER(text) LIKE '%too large%' OR LOWER(text) LIKE '%entity too large%' OR LOWER(text) LIKE '%exceeds%bytes%')
+),
+reissued AS (
+  SELECT capture, session, rpc_id, method, tool, client_name, client_version, resp_bytes, retry_of
+  FROM calls
+  WHERE retry_of IS NOT NULL
+),
+found AS (
+  SELECT 'warn' AS severity, m.capture, m.session, m.rpc_id, CAST(NULL AS STRING) AS tool, m.client_name, m.client_version,
+         CAST(m.bytes AS BIGINT) AS bytes, 'list_without_cache_fields' AS cause,
+         CONCAT(CAST(m.n AS STRING), ' ', m.method, ' result(s) without ttlMs or cacheScope (required on 2026-07-28 list results)') AS detail
+  FROM missing_cache m
+  UNION ALL
+  SELECT 'warn', m.capture, m.session, m.rpc_id, CAST(NULL AS STRING), m.client_name, m.client_version,
+         CAST(m.bytes AS BIGINT), 'result_without_result_type',
+         CONCAT(CAST(m.n AS STRING), ' ', m.method, ' result(s) without resultType (required in 2026-07-28; read as complete)')
+  FROM missing_type m
+  UNION ALL
+  SELECT 'info', d.capture, d.session, d.rpc_id, CAST(NULL AS STRING), s.client_name, s.client_version,
+         CAST(d.bytes AS BIGINT), 'deprecated_feature',
+         CONCAT(CAST(d.n AS STRING), ' ', d.method, ' message(s) in a 2026-07-28 conversation: ',
+                CASE WHEN d.method = 'roots/list' THEN 'Roots' WHEN d.method = 'sampling/createMessage' THEN 'Sampling' ELSE 'Logging' END,
+                ' is deprecated')
+  FROM deprecated d
+  LEFT JOIN sessions s ON d.capture = s.capture AND d.session = s.session
+  UNION ALL
+  SELECT 'info', l.capture, l.session, l.rpc_id, CAST(NULL AS STRING), s.client_name, s.client_version,
+         CAST(l.bytes AS BIGINT), 'deprecated_feature',
+         CONCAT(CAST(l.n AS STRING), ' request(s) answered 202 with the response on a separate SSE stream: the HTTP+SSE transport, deprecated since 2025-03-26')
+  FROM legacy_sse l
+  LEFT JOIN sessions s ON l.capture = s.capture AND l.session = s.session
+  UNION ALL
+  SELECT 'warn', m.capture, m.session, CAST(NULL AS STRING), CAST(NULL AS STRING), s.client_name, s.client_version,
+         CAST(NULL AS BIGINT), 'mislabelled_413',
+         CONCAT('HTTP 400 for a request that was too large (a 413 in disguise): ', SUBSTR(m.text, 1, 200))
+  FROM mislabelled m
+  LEFT JOIN sessions s ON m.capture = s.capture AND m.session = s.session
+  UNION ALL
+  SELECT 'info', r.capture, r.session, r.rpc_id, r.tool, r.client_name, r.client_version,
+         CAST(r.resp_bytes AS BIGINT), 'reissued_request',
+         CONCAT(r.method, CASE WHEN r.tool IS NOT NULL THEN CONCAT(' ', r.tool) ELSE '' END,
+                ' re-issued after its stream broke: it replaces the request at seq ', CAST(r.retry_of AS STRING), ' (retried, not lost)')
+  FROM reissued r
+)
+SELECT 'protocol_conformance' AS rule, severity, capture, session, rpc_id, tool,
+       CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
+       bytes, cause, detail
+FROM found
+ORDER BY capture, session, cause, rpc_id
