@@ -8,9 +8,10 @@
 --   not_followed       a next cursor the conversation never sent though it went on (for
 --                      tools/list: tools the model never saw; Factory #7 50 of 101,
 --                      open-webui #29879 20 of 44); a walk the capture cut off is not one
---   items_repeated     items of this page an earlier page of the walk already returned, by
---                      identity (name, uri, uriTemplate, id, ...); when items have no keys,
---                      a decoded cursor that advanced less than the items returned
+--   items_repeated     the page's next cursor advanced too little: the next page returned items
+--                      the walk already had, by identity (name, uri, uriTemplate, id, ...);
+--                      when items have no keys, a decoded cursor that advanced less than the
+--                      items returned
 --   items_skipped      items the list had before and after this walk that no page of it
 --                      returned, by identity; or a decoded cursor that advanced more than the
 --                      items returned
@@ -32,7 +33,7 @@
 --   cursor_reused: a cursor sent again within one walk: the client loops over pages.
 --   cursor_not_issued: a cursor this conversation never issued (foreign or forged).
 --   not_followed: a next cursor the conversation never sent: for tools/list, tools the model never saw.
---   items_repeated: the page returns items an earlier page of the walk already returned.
+--   items_repeated: the next page returned items the walk already had: this page's cursor advanced too little.
 --   items_skipped: items the list holds were returned by no page of the walk.
 --   cursor_not_last_item: the cursor does not point after the page's last item.
 --   page_size_changed: the page size argument changed mid-walk.
@@ -76,7 +77,7 @@ SELECT 'pagination_drift' AS rule,
               COALESCE(CAST(items_returned AS STRING), '?'), ' items',
               CASE WHEN advance IS NOT NULL THEN CONCAT(', cursor advanced ', CAST(advance AS STRING)) ELSE '' END,
               CASE WHEN COALESCE(repeated_items, 0) > 0
-                   THEN CONCAT(', ', CAST(repeated_items AS STRING), ' already returned by earlier pages of the walk (', COALESCE(item_key_field, '?'), ': ', COALESCE(repeated_keys, ''), ')')
+                   THEN CONCAT(', next cursor advanced too little: the next page returned ', CAST(repeated_items AS STRING), ' of the walk''s items again (', COALESCE(item_key_field, '?'), ': ', COALESCE(repeated_keys, ''), ')')
                    WHEN repeats THEN CONCAT(', ', CAST(offset_repeats AS STRING), ' repeat on the next page')
                    ELSE '' END,
               CASE WHEN COALESCE(skipped_items, 0) > 0

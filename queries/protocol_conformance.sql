@@ -66,7 +66,7 @@ legacy_sse AS (
   GROUP BY capture, session
 ),
 mislabelled AS (
-  SELECT capture, session, text, offset
+  SELECT capture, session, text
   FROM events
   WHERE kind = 'http_status' AND http_status = 400
     AND (LOWER(text) LIKE '%too large%' OR LOWER(text) LIKE '%entity too large%' OR LOWER(text) LIKE '%exceeds%bytes%')
@@ -77,40 +77,82 @@ reissued AS (
   WHERE retry_of IS NOT NULL
 ),
 found AS (
-  SELECT 'warn' AS severity, m.capture, m.session, m.rpc_id, CAST(NULL AS STRING) AS tool, m.client_name, m.client_version,
-         CAST(m.bytes AS BIGINT) AS bytes, 'list_without_cache_fields' AS cause,
+  SELECT 'warn' AS severity,
+         m.capture AS capture,
+         m.session AS session,
+         m.rpc_id AS rpc_id,
+         CAST(NULL AS STRING) AS tool,
+         m.client_name AS client_name,
+         m.client_version AS client_version,
+         CAST(m.bytes AS BIGINT) AS bytes,
+         'list_without_cache_fields' AS cause,
          CONCAT(CAST(m.n AS STRING), ' ', m.method, ' result(s) without ttlMs or cacheScope (required on 2026-07-28 list results)') AS detail
   FROM missing_cache m
   UNION ALL
-  SELECT 'warn', m.capture, m.session, m.rpc_id, CAST(NULL AS STRING), m.client_name, m.client_version,
-         CAST(m.bytes AS BIGINT), 'result_without_result_type',
-         CONCAT(CAST(m.n AS STRING), ' ', m.method, ' result(s) without resultType (required in 2026-07-28; read as complete)')
+  SELECT 'warn' AS severity,
+         m.capture AS capture,
+         m.session AS session,
+         m.rpc_id AS rpc_id,
+         CAST(NULL AS STRING) AS tool,
+         m.client_name AS client_name,
+         m.client_version AS client_version,
+         CAST(m.bytes AS BIGINT) AS bytes,
+         'result_without_result_type' AS cause,
+         CONCAT(CAST(m.n AS STRING), ' ', m.method, ' result(s) without resultType (required in 2026-07-28; read as complete)') AS detail
   FROM missing_type m
   UNION ALL
-  SELECT 'info', d.capture, d.session, d.rpc_id, CAST(NULL AS STRING), s.client_name, s.client_version,
-         CAST(d.bytes AS BIGINT), 'deprecated_feature',
+  SELECT 'info' AS severity,
+         d.capture AS capture,
+         d.session AS session,
+         d.rpc_id AS rpc_id,
+         CAST(NULL AS STRING) AS tool,
+         s.client_name AS client_name,
+         s.client_version AS client_version,
+         CAST(d.bytes AS BIGINT) AS bytes,
+         'deprecated_feature' AS cause,
          CONCAT(CAST(d.n AS STRING), ' ', d.method, ' message(s) in a 2026-07-28 conversation: ',
                 CASE WHEN d.method = 'roots/list' THEN 'Roots' WHEN d.method = 'sampling/createMessage' THEN 'Sampling' ELSE 'Logging' END,
-                ' is deprecated')
+                ' is deprecated') AS detail
   FROM deprecated d
   LEFT JOIN sessions s ON d.capture = s.capture AND d.session = s.session
   UNION ALL
-  SELECT 'info', l.capture, l.session, l.rpc_id, CAST(NULL AS STRING), s.client_name, s.client_version,
-         CAST(l.bytes AS BIGINT), 'deprecated_feature',
-         CONCAT(CAST(l.n AS STRING), ' request(s) answered 202 with the response on a separate SSE stream: the HTTP+SSE transport, deprecated since 2025-03-26')
+  SELECT 'info' AS severity,
+         l.capture AS capture,
+         l.session AS session,
+         l.rpc_id AS rpc_id,
+         CAST(NULL AS STRING) AS tool,
+         s.client_name AS client_name,
+         s.client_version AS client_version,
+         CAST(l.bytes AS BIGINT) AS bytes,
+         'deprecated_feature' AS cause,
+         CONCAT(CAST(l.n AS STRING), ' request(s) answered 202 with the response on a separate SSE stream: the HTTP+SSE transport, deprecated since 2025-03-26') AS detail
   FROM legacy_sse l
   LEFT JOIN sessions s ON l.capture = s.capture AND l.session = s.session
   UNION ALL
-  SELECT 'warn', m.capture, m.session, CAST(NULL AS STRING), CAST(NULL AS STRING), s.client_name, s.client_version,
-         CAST(NULL AS BIGINT), 'mislabelled_413',
-         CONCAT('HTTP 400 for a request that was too large (a 413 in disguise): ', SUBSTR(m.text, 1, 200))
+  SELECT 'warn' AS severity,
+         m.capture AS capture,
+         m.session AS session,
+         CAST(NULL AS STRING) AS rpc_id,
+         CAST(NULL AS STRING) AS tool,
+         s.client_name AS client_name,
+         s.client_version AS client_version,
+         CAST(NULL AS BIGINT) AS bytes,
+         'mislabelled_413' AS cause,
+         CONCAT('HTTP 400 for a request that was too large (a 413 in disguise): ', SUBSTR(m.text, 1, 200)) AS detail
   FROM mislabelled m
   LEFT JOIN sessions s ON m.capture = s.capture AND m.session = s.session
   UNION ALL
-  SELECT 'info', r.capture, r.session, r.rpc_id, r.tool, r.client_name, r.client_version,
-         CAST(r.resp_bytes AS BIGINT), 'reissued_request',
+  SELECT 'info' AS severity,
+         r.capture AS capture,
+         r.session AS session,
+         r.rpc_id AS rpc_id,
+         r.tool AS tool,
+         r.client_name AS client_name,
+         r.client_version AS client_version,
+         CAST(r.resp_bytes AS BIGINT) AS bytes,
+         'reissued_request' AS cause,
          CONCAT(r.method, CASE WHEN r.tool IS NOT NULL THEN CONCAT(' ', r.tool) ELSE '' END,
-                ' re-issued after its stream broke: it replaces the request at seq ', CAST(r.retry_of AS STRING), ' (retried, not lost)')
+                ' re-issued after its stream broke: it replaces the request at seq ', CAST(r.retry_of AS STRING), ' (retried, not lost)') AS detail
   FROM reissued r
 )
 SELECT 'protocol_conformance' AS rule, severity, capture, session, rpc_id, tool,

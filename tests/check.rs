@@ -139,6 +139,25 @@ fn check_reports_each_seeded_problem_in_samples_exactly_once() {
             expected.extend(seeded(&format!("{folder}/{file}"), &truth["problems"]));
         }
     }
+    // 2026-07-28 walks: a tools/list page whose nextCursor its own client's next tools/list
+    // request did not send, while that client went on sending requests, left the walk
+    // abandoned (the py2 client lists one page, calls a tool it has not seen, gets -32020, then
+    // walks the whole list: its first walk never saw the rest).
+    let py2 = read_json(&samples().join("http_py2/truth.json"))["files"]["py2_streamable.pcap"].clone();
+    let requests = py2["modern"]["requests"].as_array().unwrap();
+    let pages = py2["tools_list_pages"].as_array().unwrap();
+    for r in requests.iter().filter(|r| r["method"] == "tools/list") {
+        let me = &r["clientInfo_meta"];
+        let page = pages.iter().find(|p| p["seq"] == r["response_seq"]).expect("a page per answered tools/list");
+        let Some(next) = page["nextCursor"].as_str() else { continue };
+        let mine: Vec<&Value> = requests.iter().filter(|o| o["clientInfo_meta"] == *me && o["seq"].as_i64() > r["seq"].as_i64()).collect();
+        let next_list = mine.iter().find(|o| o["method"] == "tools/list");
+        let followed = next_list.is_some_and(|o| pages.iter().any(|p| p["seq"] == o["response_seq"] && p["cursor_in"] == next));
+        if !followed && !mine.is_empty() {
+            let client = format!("{} {}", me["name"].as_str().unwrap(), me["version"].as_str().unwrap());
+            expected.push(("http_py2/py2_streamable.pcap".to_string(), "pagination_drift".to_string(), None, client, page["frame_bytes"].as_i64()));
+        }
+    }
     // Client logs: the results Claude Code dropped over its token cap, and the one it rejected.
     let claude = read_json(&samples().join("claude_code/truth.json"));
     for (kind, rule, client) in [("result_over_client_cap", "truncation_rates", "claude-code ?"), ("output_schema_rejected", "validation_errors", "? ?")] {
@@ -215,13 +234,14 @@ fn pagination_drift_finds_each_chain_problem_of_the_corpus() {
     let loaded = load_paths(std::slice::from_ref(&path));
     let pages_sum = |col: &str| scalar(&loaded, &format!("SELECT COALESCE(SUM({col}), 0) AS n FROM pages WHERE followed AND chain = 'query_rows'"));
     assert_eq!(pages_sum("repeated_items"), truth_sum("repeated_rows"), "rows repeated across followed pages");
-    assert_eq!(pages_sum("skipped_items"), truth_sum("skipped_rows_within_range"), "rows skipped within walked range");
+    // Skips show only in the decoded offsets: no page returns the skipped rows, so identity cannot see them within a walk.
+    assert_eq!(pages_sum("offset_skips"), truth_sum("skipped_rows_within_range"), "rows skipped within walked range");
     let reuses: i64 = tp["cursors_reused"].as_array().unwrap().iter().map(|c| c["times_sent"].as_i64().unwrap() - 1).sum();
     assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM pages WHERE cursor_seen_before"), reuses);
     let foreign = tp["cursors_sent_but_not_issued_in_session"].as_array().unwrap().len() as i64;
     assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM pages WHERE cursor_in IS NOT NULL AND NOT cursor_issued_before"), foreign);
     let changed = chains.iter().filter(|c| c["page_size_changed"].as_bool().unwrap()).count() as i64;
-    assert_eq!(scalar(&loaded, "SELECT COUNT(DISTINCT chain_id) AS n FROM pages WHERE page_size_changed"), changed);
+    assert_eq!(scalar(&loaded, "SELECT COUNT(DISTINCT walk) AS n FROM pages WHERE page_size_changed"), changed);
 
     let v = check_json(&[path.to_str().unwrap()]);
     let drift: Vec<&Value> = v["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "pagination_drift").collect();
@@ -281,7 +301,8 @@ fn sarif_and_single_rule_query() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["version"], "2.1.0");
     let results = v["runs"][0]["results"].as_array().unwrap();
-    assert!(results.iter().any(|r| r["ruleId"] == "near_limit_frames" && r["level"] == "error"));
+    // 9,961,474 bytes: near the TypeScript client's 10 MiB, past Codex's 8 MiB (no Codex here).
+    assert!(results.iter().any(|r| r["ruleId"] == "near_limit_frames" && r["level"] == "warning"));
     let out = mcpsift(&["query", dir.to_str().unwrap(), "near_limit_frames", "-q", "--format", "jsonl"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();

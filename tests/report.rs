@@ -55,7 +55,7 @@ fn markdown_report_names_every_seeded_problem_with_its_advice() {
         "## Truncation rates by tool and client version",
         "## Validation errors",
         "### predicted_reject",
-        "## Pagination chains that drifted",
+        "## Pagination walks that drifted",
         "## Schema compatibility",
         "## Connection deaths",
         "9,961,474",
@@ -99,7 +99,7 @@ fn html_report_is_self_contained_with_every_section_and_both_charts() {
         "frame-sizes-against-reader-limits",
         "truncation-rates",
         "validation-errors",
-        "pagination-chains-that-drifted",
+        "pagination-walks-that-drifted",
         "schema-compatibility",
         "connection-deaths",
     ] {
@@ -137,7 +137,7 @@ fn format_follows_the_extension_and_json_carries_the_numbers() {
     assert_eq!(v["frame_sizes"]["largest_s2c"], 9_961_474);
     assert_eq!(v["redaction"], "on");
     let rules: Vec<&str> = v["rules"].as_array().expect("rules").iter().filter_map(|r| r["rule"].as_str()).collect();
-    assert_eq!(rules, ["near_limit_frames", "truncation_rates", "latency", "validation_errors", "pagination_drift", "schema_compat", "connection_deaths", "header_mismatch"]);
+    assert_eq!(rules, ["near_limit_frames", "truncation_rates", "latency", "validation_errors", "pagination_drift", "schema_compat", "connection_deaths", "header_mismatch", "protocol_conformance"]);
     let (_, md) = output_file("report.md", &["samples/stdio_ts"]);
     assert!(md.starts_with("# MCP traffic report\n"));
     let out = mcpsift(&["report", "samples/stdio_ts", "-q", "-o", "/tmp/report.txt"]);
@@ -218,7 +218,7 @@ fn html_report_renders_its_charts_in_headless_chromium() {
     }
     let shot = dir.join("report.png");
     let shot_arg = format!("--screenshot={}", shot.display());
-    let out = run_chromium(&browser, &dir.join("profile-shot"), &[&shot_arg, "--window-size=1100,9000", "--hide-scrollbars"], &url);
+    let out = run_chromium(&browser, &dir.join("profile-shot"), &[&shot_arg, "--window-size=1100,16000", "--hide-scrollbars"], &url);
     assert!(shot.is_file(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
     // The bars' colours only occur in the charts: painted charts, not a blank page.
     let blue = pixels_near(&shot, [0x4c, 0x78, 0xa8]);

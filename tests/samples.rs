@@ -165,14 +165,23 @@ fn protocol_era_negotiation_and_conversations_match_truth() {
     }
     let f = truth("http_py2")["files"]["py2_streamable.pcap"].clone();
     let loaded = load_paths(&[samples().join("http_py2")]);
+    // Each conversation (client identity) probes with server/discover on its own.
     let s = rows(&loaded, "SELECT protocol_era, negotiation FROM sessions WHERE negotiation IS NOT NULL");
-    assert_eq!(s.len(), 1, "one connection carried the discover probes: {s:?}");
-    assert_eq!(s[0]["protocol_era"], f["modern"]["negotiation"]["protocol_era"]);
-    assert_eq!(s[0]["negotiation"], f["modern"]["negotiation"]["outcome"]);
-    let conns = scalar(&loaded, "SELECT COUNT(*) AS n FROM sessions");
-    assert_eq!(conns, f["http"]["tcp_connections_by_client_port"].as_object().unwrap().len() as i64, "sessions are TCP connections");
-    let convs = rows(&loaded, "SELECT conversation, COUNT(*) AS n FROM calls GROUP BY conversation ORDER BY conversation");
+    let probes = f["modern"]["requests"].as_array().unwrap().iter().filter(|r| r["method"] == "server/discover").count();
+    assert_eq!(s.len(), probes, "{s:?}");
+    for s in &s {
+        assert_eq!(s["protocol_era"], f["modern"]["negotiation"]["protocol_era"]);
+        assert_eq!(s["negotiation"], f["modern"]["negotiation"]["outcome"]);
+    }
+    // Stateless sessions are conversations (client identity at the client address), not the
+    // TCP connections they used.
     let idents = f["modern"]["client_identities_from_meta"].as_array().unwrap();
+    assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM sessions"), idents.len() as i64, "one session per conversation");
+    assert_eq!(scalar(&loaded, "SELECT COUNT(*) AS n FROM calls WHERE conversation <> session"), 0);
+    let used = rows(&loaded, "SELECT connections FROM sessions");
+    let listed: usize = used.iter().map(|r| r["connections"].as_str().unwrap().split(',').count()).sum();
+    assert!(listed >= f["http"]["tcp_connections_by_client_port"].as_object().unwrap().len(), "every connection is some conversation's: {used:?}");
+    let convs = rows(&loaded, "SELECT conversation, COUNT(*) AS n FROM calls GROUP BY conversation ORDER BY conversation");
     assert_eq!(convs.len(), idents.len(), "{convs:?}");
     let host = f["http"]["base_url"].as_str().unwrap().trim_start_matches("http://").split(':').next().unwrap().to_string();
     for (c, i) in convs.iter().zip(idents) {

@@ -30,3 +30,4 @@ mod otlp;
 mod recorder;
 mod har;
 mod embedded_log;
+mod ts2;

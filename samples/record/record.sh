@@ -4,13 +4,13 @@
 # CAP_NET_RAW for loopback capture. Dependencies are installed OUTSIDE the repository, in
 # $MCPSIFT_RECORD_CACHE (default ~/.cache/mcpsift-record).
 #   usage: samples/record/record.sh            # everything
-#          samples/record/record.sh stdio_ts   # one or more of: stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2
+#          samples/record/record.sh stdio_ts   # one or more of: stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2 stdio_ts2 http_ts2
 set -euo pipefail
 REC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SAMPLES="$(dirname "$REC")"
 CACHE="${MCPSIFT_RECORD_CACHE:-$HOME/.cache/mcpsift-record}"
-WORK="${MCPSIFT_RECORD_WORK:-$(mktemp -d /tmp/mcpsift-record.XXXXXX)}"
-STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2)
+WORK="${MCPSIFT_RECORD_WORK:-$(mktemp -d /tmp/mcpsift-record.XXXXXX)}"; mkdir -p "$WORK"
+STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2 stdio_ts2 http_ts2)
 want() { local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 log() { printf '\n== %s\n' "$*" >&2; }
 
@@ -23,6 +23,20 @@ if [ $NEED_NODE = 1 ] && { ! cmp -s "$REC/package.json" "$CACHE/node/package.jso
   (cd "$CACHE/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
 cp "$REC"/ts/*.mjs "$CACHE/node/ts/"
+# TS SDK 2.x (@modelcontextprotocol/client + server, 2026-07-28) in its own folder: the 1.x `sdk` stays in node/
+NEED_TS2=0; for s in stdio_ts2 http_ts2; do want "$s" && NEED_TS2=1; done
+if [ $NEED_TS2 = 1 ]; then
+  mkdir -p "$CACHE/node-ts2/ts2"
+  if ! cmp -s "$REC/ts2/package.json" "$CACHE/node-ts2/package.json" || [ ! -d "$CACHE/node-ts2/node_modules/@modelcontextprotocol/client" ]; then
+    log "npm install (TS SDK 2.x) -> $CACHE/node-ts2"
+    cp "$REC/ts2/package.json" "$CACHE/node-ts2/package.json"
+    (cd "$CACHE/node-ts2" && npm install --no-audit --no-fund --loglevel=error)
+  fi
+  cp "$REC"/ts2/*.mjs "$CACHE/node-ts2/ts2/"
+  if ! command -v tcpdump >/dev/null && want http_ts2; then
+    log "apt-get install tcpdump"; apt-get update -qq && apt-get install -y -qq tcpdump
+  fi
+fi
 if [ ! -x "$CACHE/venv/bin/python" ]; then
   log "python venv -> $CACHE/venv"
   python3 -m venv "$CACHE/venv"
@@ -167,10 +181,42 @@ if want http_py2; then
   cat "$w/capture.log" >&2
   "$PY2" "$REC/lib/build.py" http_py2 py2_streamable.pcap "$w/py2_streamable.pcap" "$w" py2-http 28951 "$SAMPLES/http_py2"
 fi
-"$PY2" - "$VERSIONS_JSON" <<'PYEOF'
-import json, sys, importlib.metadata as md
+# ---- 2026-07-28: TS SDK 2.x (@modelcontextprotocol/client + server), two Clients on one pipe / one pool ----
+if want stdio_ts2; then
+  log "stdio_ts2: two TS 2.x Clients on one stdio pipe (multiplexed) <-> bistro-bookings through the tee"
+  rm -rf "$WORK/stdio_ts2" "$SAMPLES/stdio_ts2"; mkdir -p "$WORK/stdio_ts2"
+  (cd "$CACHE/node-ts2" && "$NODE" ts2/stdio_client.mjs "$WORK/stdio_ts2" "$SHIM")
+  "$PY2" "$REC/ts2/build_ts2.py" stdio "$WORK/stdio_ts2" "$SAMPLES/stdio_ts2"
+fi
+if want http_ts2; then
+  log "http_ts2: two TS 2.x Clients sharing Node fetch's pool <-> bistro-bookings (createMcpHandler), tcpdump on lo"
+  w="$WORK/http_ts2"; rm -rf "$w" "$SAMPLES/http_ts2"; mkdir -p "$w"
+  tcpdump -i lo -s 0 -B 65536 -U -w "$w/ts2_streamable.pcap" "tcp port 28961" 2> "$w/capture.log" & CAP=$!
+  wait_file_text "$w/capture.log" "listening on"
+  (cd "$CACHE/node-ts2" && exec "$NODE" ts2/http_server.mjs 28961 "$w/server_exchanges.jsonl") 2> "$w/server.stderr.log" & SRV=$!
+  wait_port 28961
+  (cd "$CACHE/node-ts2" && "$NODE" ts2/http_client.mjs http://127.0.0.1:28961 "$w")
+  sleep 0.5; kill -TERM "$SRV"; wait "$SRV" 2>/dev/null || true
+  sleep 0.5; kill -INT "$CAP"; wait "$CAP" 2>/dev/null || true
+  cat "$w/capture.log" >&2
+  "$PY2" "$REC/ts2/build_ts2.py" http ts2_streamable.pcap "$w/ts2_streamable.pcap" "$w" 28961 "$SAMPLES/http_ts2"
+fi
+NEED_PY2=0; for s in stdio_py2 http_py2; do want "$s" && NEED_PY2=1; done
+"$PY2" - "$VERSIONS_JSON" "$CACHE" "$NEED_TS2" "$SAMPLES/versions.json" "$NEED_PY2" <<'PYEOF'
+import json, os, subprocess, sys, importlib.metadata as md
 p = sys.argv[1]; v = json.load(open(p))
 v["py2"] = {"python": sys.version.split()[0], **{k: md.version(k) for k in ("mcp", "mcp-types", "pydantic", "anyio", "httpx2", "uvicorn", "starlette", "sse-starlette")}}
+if sys.argv[5] != "1" and os.path.exists(sys.argv[4]) and "py2" in json.load(open(sys.argv[4])):
+    v["py2"] = json.load(open(sys.argv[4]))["py2"]     # steps without the 2.x venv keep its recorded versions
+ts2_dir = os.path.join(sys.argv[2], "node-ts2", "node_modules")
+if sys.argv[3] == "1" and os.path.isdir(ts2_dir):
+    pk = lambda n: json.load(open(os.path.join(ts2_dir, n, "package.json")))["version"]
+    run = lambda *a: (subprocess.run(a, capture_output=True, text=True).stdout.splitlines() or [None])[0]
+    v["ts2"] = {**{n: pk(n) for n in ("@modelcontextprotocol/client", "@modelcontextprotocol/server", "@modelcontextprotocol/node",
+                                     "@modelcontextprotocol/core", "zod", "hono", "@hono/node-server")},
+                "node": run("node", "--version"), "tcpdump": run("tcpdump", "--version")}
+elif os.path.exists(sys.argv[4]) and "ts2" in json.load(open(sys.argv[4])):
+    v["ts2"] = json.load(open(sys.argv[4]))["ts2"]     # steps without TS 2.x keep its recorded versions
 open(p, "w").write(json.dumps(v, indent=1) + "\n")
 PYEOF
 cp "$VERSIONS_JSON" "$SAMPLES/versions.json"

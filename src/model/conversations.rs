@@ -5,7 +5,8 @@
 //! pool) and pipes, so a connection is not an identity: a request names its conversation, and
 //! what answers it (the response in its HTTP exchange, or the response with its id on a pipe)
 //! joins that conversation. Frames that name nobody (notifications, non-JSON lines) go to the
-//! channel's latest conversation. Handshake-era traffic is untouched: its session is the channel.
+//! channel's latest conversation. Handshake-era traffic is untouched: its session is the channel,
+//! and so is the conversation of a pipe's first client (a pipe with one client keeps its name).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -28,6 +29,8 @@ pub(crate) struct Conversations {
     by_id: HashMap<(Arc<str>, String), VecDeque<Arc<str>>>,
     /// Channel → its latest conversation.
     latest: HashMap<Arc<str>, Arc<str>>,
+    /// Pipe → the first client identity it carried, whose conversation keeps the pipe's name.
+    first_identity: HashMap<Arc<str>, String>,
 }
 
 impl Conversations {
@@ -44,7 +47,7 @@ impl Conversations {
         };
         if let Some(m) = first
             && m.kind == Some(Kind::Request)
-            && let Some(name) = conversation_name(channel, frame, m)
+            && let Some(name) = self.conversation_name(channel, frame, m)
         {
             let conv = self.intern(name);
             match &frame.http {
@@ -105,16 +108,88 @@ impl Conversations {
     }
 }
 
-/// A 2026-07-28 request's conversation (`_meta` carries the protocol version; not an
-/// `initialize` fallback): its client identity at its HTTP client address, else at its pipe.
-/// `None` for handshake-era requests, whose conversation is their channel.
-pub(crate) fn conversation_name(channel: &str, frame: &Frame, m: &Message) -> Option<String> {
-    if m.meta_protocol_version.is_none() || m.method.as_deref() == Some("initialize") {
-        return None;
+impl Conversations {
+    /// A 2026-07-28 request's conversation (`_meta` carries the protocol version; not an
+    /// `initialize` fallback): `CLIENT VERSION @ ip:ADDR` over HTTP (`@ http` when the capture
+    /// does not say the client's address); on a pipe, the pipe's own name for the first
+    /// identity it carries (a pipe with one client keeps its name, and a client that falls
+    /// back to `initialize` stays one session) and `CLIENT VERSION @ PIPE` for others. `None`
+    /// for handshake-era requests, whose conversation is their channel.
+    fn conversation_name(&mut self, channel: &Arc<str>, frame: &Frame, m: &Message) -> Option<String> {
+        if m.meta_protocol_version.is_none() || m.method.as_deref() == Some("initialize") {
+            return None;
+        }
+        let who = m.client_info.as_ref().map_or_else(|| "? ?".to_string(), |c| format!("{} {}", c.name.as_deref().unwrap_or("?"), c.version.as_deref().unwrap_or("?")));
+        if let Some(h) = &frame.http {
+            return Some(match h.extras.as_ref().and_then(|e| e.client_ip.as_deref()) {
+                Some(ip) => format!("{who} @ ip:{ip}"),
+                None => format!("{who} @ http"),
+            });
+        }
+        let first = self.first_identity.entry(Arc::clone(channel)).or_insert_with(|| who.clone());
+        Some(if *first == who { channel.to_string() } else { format!("{who} @ {channel}") })
     }
-    let who = m.client_info.as_ref().map_or_else(|| "? ?".to_string(), |c| format!("{} {}", c.name.as_deref().unwrap_or("?"), c.version.as_deref().unwrap_or("?")));
-    Some(match frame.http.as_ref().and_then(|h| h.extras.as_ref()).and_then(|e| e.client_ip.as_deref()) {
-        Some(ip) => format!("{who} @ ip:{ip}"),
-        None => format!("{who} @ {channel}"),
-    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::frame::Direction;
+    use crate::model::message::parse_payload;
+
+    fn frame(direction: Direction, json: &str) -> (Frame, Parsed) {
+        let payload = json.as_bytes().to_vec();
+        let f = Frame {
+            session: Some("pipe".into()),
+            transport: Transport::Stdio,
+            direction: Some(direction),
+            ts_us: None,
+            offset: 0,
+            wire_bytes: payload.len() as u64,
+            payload,
+            incomplete: None,
+            note: None,
+            http: None,
+            recorded: None,
+        };
+        let parsed = parse_payload(&f.payload);
+        (f, parsed)
+    }
+
+    fn request(id: u32, client: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{{"name":"{client}","version":"1"}}}}}}}}"#
+        )
+    }
+
+    #[test]
+    fn two_identities_on_one_pipe_are_two_conversations_even_when_they_reuse_an_id() {
+        let channel: Arc<str> = Arc::from("pipe");
+        let mut c = Conversations::default();
+        let mut route = |d, json: &str| {
+            let (f, p) = frame(d, json);
+            c.route(&channel, &f, &p).to_string()
+        };
+        // Both clients send id 1 before either is answered: answers go in request order.
+        // The pipe's first client keeps the pipe's name.
+        assert_eq!(route(Direction::ClientToServer, &request(1, "a")), "pipe");
+        assert_eq!(route(Direction::ClientToServer, &request(1, "b")), "b 1 @ pipe");
+        assert_eq!(route(Direction::ServerToClient, r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#), "pipe");
+        assert_eq!(route(Direction::ServerToClient, r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#), "b 1 @ pipe");
+        // A line that names nobody joins the pipe's latest conversation.
+        assert_eq!(route(Direction::ServerToClient, "Starting server..."), "b 1 @ pipe");
+        // An answer to an id nobody asked for, too; it is never lost.
+        assert_eq!(route(Direction::ServerToClient, r#"{"jsonrpc":"2.0","id":7,"result":{}}"#), "b 1 @ pipe");
+    }
+
+    #[test]
+    fn handshake_era_traffic_stays_on_its_channel() {
+        let channel: Arc<str> = Arc::from("pipe");
+        let mut c = Conversations::default();
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"x","version":"1"}}}"#;
+        for (d, json) in [(Direction::ClientToServer, init), (Direction::ServerToClient, r#"{"jsonrpc":"2.0","id":0,"result":{}}"#)] {
+            let (f, p) = frame(d, json);
+            assert_eq!(&*c.route(&channel, &f, &p), "pipe");
+        }
+    }
 }

@@ -155,22 +155,21 @@ pub fn build_pages(calls: &[CallRow], items: &HashMap<u64, PageItems>, last_requ
         } else {
             row.offset_in = Some(0);
         }
-        // Items by identity against every earlier page of the walk.
+        // Items by identity against every earlier page of the walk: the repeats are written
+        // on the page whose next cursor led here (its cursor advanced too little), as the
+        // decoded offsets' are.
         if !page_items.keys.is_empty() {
             let w = &mut walks[walk];
             let mut repeated: Vec<&str> = Vec::new();
             let mut this_page: HashSet<&str> = HashSet::new();
             for k in &page_items.keys {
-                if w.keys.contains(k.as_str()) {
+                if this_page.insert(k) && w.keys.contains(k.as_str()) {
                     repeated.push(k);
                 }
-                this_page.insert(k);
             }
-            if w.keyed || !w.pages.is_empty() {
-                row.repeated_items = Some(repeated.len() as i64);
-                row.repeated_keys = key_list(&repeated);
-            } else {
-                row.repeated_items = Some(0);
+            if let Some(p) = previous.filter(|_| w.keyed) {
+                pages[p].repeated_items = Some(repeated.len() as i64);
+                pages[p].repeated_keys = key_list(&repeated);
             }
             w.keys.extend(this_page.into_iter().map(str::to_string));
             w.keyed = true;
@@ -303,8 +302,9 @@ mod tests {
         let items = keyed(&[(0, &["a", "b", "c", "d", "e"]), (2, &["d", "e", "f", "g", "h"]), (4, &["i"])]);
         let calls = [list("s", 0, None, Some("tl.AAA")), list("s", 2, Some("tl.AAA"), Some("tl.BBB")), list("s", 4, Some("tl.BBB"), None)];
         let pages = build_pages(&calls, &items, &whole("s", 4));
-        assert_eq!(pages.iter().map(|p| p.repeated_items).collect::<Vec<_>>(), vec![Some(0), Some(2), Some(0)]);
-        assert_eq!(pages[1].repeated_keys.as_deref(), Some("d, e"));
+        // Written on the page whose cursor advanced too little.
+        assert_eq!(pages.iter().map(|p| p.repeated_items).collect::<Vec<_>>(), vec![Some(2), Some(0), None]);
+        assert_eq!(pages[0].repeated_keys.as_deref(), Some("d, e"));
         assert!(pages.iter().all(|p| p.walk == "tools/list#1"));
         assert_eq!(pages[2].walk_end.as_deref(), Some("complete"));
         assert!(pages[..2].iter().all(|p| p.followed && p.walk_end.is_none()));

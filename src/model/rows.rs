@@ -424,7 +424,7 @@ table! {
         item_key_field: Option<String>,
         /// Items of the page without any key (never counted as repeats).
         items_without_key: u64,
-        /// Items of this page an earlier page of the walk already returned, by identity (null when the page's items have no keys).
+        /// Items the next page of the walk returned again (any earlier page of the walk had them), by identity: this page's next cursor advanced too little (null when there is no next page or items have no keys).
         repeated_items: Option<i64>,
         /// Those items' keys (the first 10, then how many more).
         repeated_keys: Option<String>,

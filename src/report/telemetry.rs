@@ -186,7 +186,7 @@ pub fn gather(tables: &dyn TableSource) -> Result<Telemetry, DocumentError> {
         // The histogram's attributes: the conventions' low-cardinality set.
         let metric_attrs: Attrs = attrs.clone();
         attrs.push(("jsonrpc.request.id", AttrValue::Str(request_id(rpc_id[k].as_deref().unwrap_or("")))));
-        if let Some(sess) = session[k].as_deref().filter(|s| matches!(transport_name, "http" | "sse") && !s.starts_with("conn:")) {
+        if let Some(sess) = session[k].as_deref().filter(|s| matches!(transport_name, "http" | "sse") && !s.starts_with("conn:") && !s.contains(" @ ")) {
             attrs.push(("mcp.session.id", AttrValue::Str(sess.to_string())));
         }
         attrs.push(("mcpsift.capture", AttrValue::Str(cap.clone())));
