@@ -182,3 +182,54 @@ fn a_new_rule_file_brings_its_title_advice_and_cause_sentences() {
         }
     }
 }
+
+/// A 2026-07-28 stdio conversation whose list result lacks `ttlMs`, `cacheScope` and
+/// `resultType`, with Logging and Roots in it, and an HTTP 400 that says the request was too
+/// large: each is a `protocol_conformance` finding of its cause; a conformant result is not.
+#[test]
+fn protocol_conformance_flags_what_2026_requires_and_deprecates() {
+    let dir = temp_dir("conformance");
+    let meta = json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"conf-client","version":"1.0"}});
+    let (mut c2s, mut s2c) = (Vec::new(), Vec::new());
+    line(&mut c2s, json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":meta}}));
+    line(&mut s2c, json!({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}));
+    line(&mut c2s, json!({"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{"_meta":meta}}));
+    line(&mut s2c, json!({"jsonrpc":"2.0","id":2,"result":{"prompts":[],"resultType":"complete","ttlMs":60000,"cacheScope":"public"}}));
+    line(&mut c2s, json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":meta}}));
+    line(&mut s2c, json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}));
+    line(&mut s2c, json!({"jsonrpc":"2.0","id":9,"method":"roots/list"}));
+    line(&mut c2s, json!({"jsonrpc":"2.0","id":9,"result":{"roots":[]}}));
+    line(&mut s2c, json!({"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"ok"}],"resultType":"complete"}}));
+    std::fs::File::create(dir.join("c2s.log")).unwrap().write_all(&c2s).unwrap();
+    std::fs::File::create(dir.join("s2c.log")).unwrap().write_all(&s2c).unwrap();
+    // A legacy SSE server's answer to an oversize POST: 400, not 413.
+    let body = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":meta}})).unwrap();
+    let mut conn = crate::pcapgen::Connection::new();
+    let mut req = format!("POST /messages?sessionId=abc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    req.extend_from_slice(&body);
+    conn.send(true, &req);
+    let text = "PayloadTooLargeError: request entity too large";
+    conn.send(false, format!("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{text}", text.len()).as_bytes());
+    let pcap = temp_dir("conformance-pcap").join("oversize.pcap");
+    std::fs::write(&pcap, conn.finish()).unwrap();
+
+    let mut got: Vec<(String, String, String)> = Vec::new();
+    for path in [dir.as_path(), pcap.as_path()] {
+        for f in findings(path).iter().filter(|f| f["rule"] == "protocol_conformance") {
+            let detail = f["detail"].as_str().unwrap();
+            got.push((f["severity"].as_str().unwrap().into(), f["cause"].as_str().unwrap().into(), detail.split_once("; ").map_or(detail, |(_, d)| d).to_string()));
+        }
+    }
+    got.sort();
+    let want: Vec<(String, String, String)> = [
+        ("info", "deprecated_feature", "1 notifications/message message(s) in a 2026-07-28 conversation: Logging is deprecated"),
+        ("info", "deprecated_feature", "1 roots/list message(s) in a 2026-07-28 conversation: Roots is deprecated"),
+        ("warn", "list_without_cache_fields", "1 tools/list result(s) without ttlMs or cacheScope (required on 2026-07-28 list results)"),
+        ("warn", "mislabelled_413", "HTTP 400 for a request that was too large (a 413 in disguise): POST /messages?sessionId=abc -> 400 Bad Request: PayloadTooLargeError: request entity too large (connection 0, exchange 0)"),
+        ("warn", "result_without_result_type", "1 tools/list result(s) without resultType (required in 2026-07-28; read as complete)"),
+    ]
+    .into_iter()
+    .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    .collect();
+    assert_eq!(got, want);
+}
