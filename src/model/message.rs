@@ -962,4 +962,42 @@ mod tests {
         assert_eq!(m.kind, Some(Kind::Response));
         assert!(m.note.unwrap().starts_with("unexpected MCP shape"));
     }
+
+    #[test]
+    fn item_keys_by_list_kind_and_items_without_keys_are_counted() {
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"},{"title":"no name"},{"name":7}],"nextCursor":""}}"#);
+        assert_eq!((m.item_keys.clone(), m.items_without_key, m.item_key_field.as_deref()), (vec!["a".to_string()], 2, Some("name")));
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"resources":[{"uri":"file:///a","name":"A"},{"name":"B"}]}}"#);
+        assert_eq!((m.item_keys.clone(), m.items_without_key, m.item_key_field.as_deref()), (vec!["file:///a".to_string()], 1, Some("uri")));
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"resourceTemplates":[{"uriTemplate":"x://{id}","name":"X"}]}}"#);
+        assert_eq!((m.item_keys.clone(), m.item_key_field.as_deref()), (vec!["x://{id}".to_string()], Some("uriTemplate")));
+        // Tool-level lists: id, name, uri, else the first scalar field; `mixed` when items differ.
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"rows":[{"id":3},{"name":"n"},{"flag":true,"code":"c"},{"nested":{}}]}}}"#);
+        assert_eq!((m.item_keys.clone(), m.items_without_key, m.item_key_field.as_deref()), (vec!["3".to_string(), "n".to_string(), "c".to_string()], 1, Some("mixed")));
+        // A page without items has no keys and nothing to count.
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"prompts":[]}}"#);
+        assert_eq!((m.items_returned, m.item_keys.len(), m.items_without_key, m.item_key_field.clone()), (Some(0), 0, 0, None));
+    }
+
+    #[test]
+    fn cursors_that_are_numbers_or_empty_strings_are_kept_as_sent() {
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}"#);
+        assert_eq!(m.cursor_in.as_deref(), Some("5"));
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":""}}"#);
+        assert_eq!(m.cursor_in.as_deref(), Some(""));
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":12}}"#);
+        assert_eq!(m.cursor_out.as_deref(), Some("12"));
+    }
+
+    #[test]
+    fn a_reissued_request_has_the_fingerprint_of_the_first_whatever_its_id_and_meta() {
+        let first = one(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":4}}}"#);
+        let again = one(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":5}}}"#);
+        let other = one(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"t","arguments":{"a":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#);
+        let legacy = one(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"a":1}}}"#);
+        assert!(first.fingerprint.is_some());
+        assert_eq!(first.fingerprint, again.fingerprint);
+        assert_ne!(first.fingerprint, other.fingerprint);
+        assert_eq!(legacy.fingerprint, None, "only 2026-07-28 requests are re-issued by the spec");
+    }
 }
