@@ -37,19 +37,18 @@ WITH modern AS (
   FROM calls
   WHERE protocol_version >= '2026-07-28' AND method <> 'initialize'
 ),
-missing_cache AS (
-  SELECT capture, session, method, MIN(rpc_id) AS rpc_id, MAX(client_name) AS client_name, MAX(client_version) AS client_version,
-         COUNT(*) AS n, MAX(resp_bytes) AS bytes
-  FROM modern
-  WHERE (method LIKE '%/list' OR method = 'server/discover') AND outcome = 'ok' AND (ttl_ms IS NULL OR cache_scope IS NULL)
-  GROUP BY capture, session, method
-),
-missing_type AS (
-  SELECT capture, session, method, MIN(rpc_id) AS rpc_id, MAX(client_name) AS client_name, MAX(client_version) AS client_version,
-         COUNT(*) AS n, MAX(resp_bytes) AS bytes
-  FROM modern
-  WHERE outcome IN ('ok', 'tool_error') AND result_type IS NULL
-  GROUP BY capture, session, method
+-- What a 2026-07-28 result lacks: one row per conversation, method and cause.
+gaps AS (
+  SELECT capture, session, method, cause, MIN(rpc_id) AS rpc_id, MAX(client_name) AS client_name,
+         MAX(client_version) AS client_version, COUNT(*) AS n, MAX(resp_bytes) AS bytes
+  FROM (
+    SELECT modern.*, 'list_without_cache_fields' AS cause FROM modern
+    WHERE (method LIKE '%/list' OR method = 'server/discover') AND outcome = 'ok' AND (ttl_ms IS NULL OR cache_scope IS NULL)
+    UNION ALL
+    SELECT modern.*, 'result_without_result_type' AS cause FROM modern
+    WHERE outcome IN ('ok', 'tool_error') AND result_type IS NULL
+  ) g
+  GROUP BY capture, session, method, cause
 ),
 deprecated AS (
   SELECT f.capture, f.session, f.method, MIN(f.rpc_id) AS rpc_id, COUNT(*) AS n, MAX(f.wire_bytes) AS bytes
@@ -78,28 +77,19 @@ reissued AS (
 ),
 found AS (
   SELECT 'warn' AS severity,
-         m.capture AS capture,
-         m.session AS session,
-         m.rpc_id AS rpc_id,
+         g.capture AS capture,
+         g.session AS session,
+         g.rpc_id AS rpc_id,
          CAST(NULL AS STRING) AS tool,
-         m.client_name AS client_name,
-         m.client_version AS client_version,
-         CAST(m.bytes AS BIGINT) AS bytes,
-         'list_without_cache_fields' AS cause,
-         CONCAT(CAST(m.n AS STRING), ' ', m.method, ' result(s) without ttlMs or cacheScope (required on 2026-07-28 list results)') AS detail
-  FROM missing_cache m
-  UNION ALL
-  SELECT 'warn' AS severity,
-         m.capture AS capture,
-         m.session AS session,
-         m.rpc_id AS rpc_id,
-         CAST(NULL AS STRING) AS tool,
-         m.client_name AS client_name,
-         m.client_version AS client_version,
-         CAST(m.bytes AS BIGINT) AS bytes,
-         'result_without_result_type' AS cause,
-         CONCAT(CAST(m.n AS STRING), ' ', m.method, ' result(s) without resultType (required in 2026-07-28; read as complete)') AS detail
-  FROM missing_type m
+         g.client_name AS client_name,
+         g.client_version AS client_version,
+         CAST(g.bytes AS BIGINT) AS bytes,
+         g.cause AS cause,
+         CONCAT(CAST(g.n AS STRING), ' ', g.method,
+                CASE WHEN g.cause = 'list_without_cache_fields'
+                     THEN ' result(s) without ttlMs or cacheScope (required on 2026-07-28 list results)'
+                     ELSE ' result(s) without resultType (required in 2026-07-28; read as complete)' END) AS detail
+  FROM gaps g
   UNION ALL
   SELECT 'info' AS severity,
          d.capture AS capture,

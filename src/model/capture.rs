@@ -342,7 +342,8 @@ impl CaptureModel {
                 }
                 fill_response(call, seq, frame, m, session, &mut self.schemas);
                 if super::pages::is_page(call) {
-                    let items = PageItems { keys: m.item_keys.clone(), field: m.item_key_field.clone(), without_key: m.items_without_key };
+                    let (keys, field, without_key) = super::message::page_item_keys(m);
+                    let items = PageItems { keys, field, without_key };
                     self.page_items.insert(call.req_seq, items);
                 }
                 self.sessions.answered(session, frame.transport, &call.method, m);

@@ -138,20 +138,7 @@ mod tests {
     use crate::model::message::parse_payload;
 
     fn frame(direction: Direction, json: &str) -> (Frame, Parsed) {
-        let payload = json.as_bytes().to_vec();
-        let f = Frame {
-            session: Some("pipe".into()),
-            transport: Transport::Stdio,
-            direction: Some(direction),
-            ts_us: None,
-            offset: 0,
-            wire_bytes: payload.len() as u64,
-            payload,
-            incomplete: None,
-            note: None,
-            http: None,
-            recorded: None,
-        };
+        let f = Frame { session: Some("pipe".into()), ..Frame::new(Transport::Stdio, Some(direction), 0, json.as_bytes().to_vec()) };
         let parsed = parse_payload(&f.payload);
         (f, parsed)
     }

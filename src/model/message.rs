@@ -670,8 +670,11 @@ fn read_result(r: ResultView, m: &mut Message) {
             if let Ok(v) = &parsed
                 && let Some(items) = main_array(v)
             {
+                // Only the first and last keys here: every key is read for pages alone
+                // ([`page_item_keys`]), not for every result with an array.
                 m.items_returned = Some(items.len() as u64);
-                set_item_keys(m, items.iter().map(item_key));
+                m.first_item_key = items.first().and_then(item_key).map(|k| k.0);
+                m.last_item_key = items.last().and_then(item_key).map(|k| k.0);
             }
             m.structured = Some(parsed);
         }
@@ -737,6 +740,20 @@ struct ListItem<'a> {
     uri_template: Option<&'a RawValue>,
     #[serde(borrow)]
     name: Option<&'a RawValue>,
+}
+
+/// A page's item keys, the field they came from and the items without one: a protocol list's
+/// (read with the result), else the main array's of structuredContent.
+pub fn page_item_keys(m: &Message) -> (Vec<String>, Option<String>, u64) {
+    if !m.item_keys.is_empty() || m.items_without_key > 0 {
+        return (m.item_keys.clone(), m.item_key_field.clone(), m.items_without_key);
+    }
+    let Some(items) = m.structured.as_ref().and_then(|s| s.as_ref().ok()).and_then(main_array) else {
+        return (Vec::new(), None, 0);
+    };
+    let mut page = Message::default();
+    set_item_keys(&mut page, items.iter().map(item_key));
+    (page.item_keys, page.item_key_field, page.items_without_key)
 }
 
 /// Records a page's item keys, the field they came from, and the items without one.
@@ -973,7 +990,8 @@ mod tests {
         assert_eq!((m.item_keys.clone(), m.item_key_field.as_deref()), (vec!["x://{id}".to_string()], Some("uriTemplate")));
         // Tool-level lists: id, name, uri, else the first scalar field; `mixed` when items differ.
         let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"rows":[{"id":3},{"name":"n"},{"flag":true,"code":"c"},{"nested":{}}]}}}"#);
-        assert_eq!((m.item_keys.clone(), m.items_without_key, m.item_key_field.as_deref()), (vec!["3".to_string(), "n".to_string(), "c".to_string()], 1, Some("mixed")));
+        assert_eq!(page_item_keys(&m), (vec!["3".to_string(), "n".to_string(), "c".to_string()], Some("mixed".to_string()), 1));
+        assert_eq!((m.first_item_key.as_deref(), m.last_item_key.as_deref()), (Some("3"), None));
         // A page without items has no keys and nothing to count.
         let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"prompts":[]}}"#);
         assert_eq!((m.items_returned, m.item_keys.len(), m.items_without_key, m.item_key_field.clone()), (Some(0), 0, 0, None));
