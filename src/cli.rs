@@ -37,6 +37,21 @@ pub enum Command {
     /// Export the calls to other tools' formats (OTLP/JSON traces and metrics).
     #[command(subcommand)]
     Export(ExportCommand),
+    /// List the captures the paths (or a listing of file paths) form, as JSON lines, without reading them: what a distributed job spreads over its tasks.
+    Plan(PlanArgs),
+}
+
+/// `mcpsift plan`: the captures of some paths or of a listing.
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    /// Files and folders (walked recursively), as every other command takes them.
+    pub paths: Vec<PathBuf>,
+    /// An explicit stdio tee pair, as every other command takes it.
+    #[arg(long, value_name = "C2S:S2C")]
+    pub pair: Vec<PairSpec>,
+    /// Read a listing instead of walking: one file per line, `PATH` or `PATH<TAB>BYTES` (`-`: standard input). The files are not opened: paths may be URIs of a remote store.
+    #[arg(long, value_name = "FILE")]
+    pub from_list: Option<PathBuf>,
 }
 
 impl Command {
@@ -49,6 +64,7 @@ impl Command {
             Command::Report(a) => a.input.jobs,
             Command::Diff(a) => a.jobs,
             Command::Export(ExportCommand::Otlp(a)) => a.input.jobs,
+            Command::Plan(_) => None,
         }
     }
 }

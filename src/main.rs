@@ -108,6 +108,7 @@ fn main() -> ExitCode {
         cli::Command::Report(a) => cmd::report::run(a),
         cli::Command::Diff(a) => cmd::diff::run(a),
         cli::Command::Export(c) => cmd::export::run(c),
+        cli::Command::Plan(a) => cmd::plan::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod diff;
 pub mod export;
+pub mod plan;
 pub mod query;
 pub mod report;
 pub mod tables;

@@ -150,6 +150,14 @@ pub fn discover(paths: &[PathBuf], pairs: &[PairSpec]) -> Result<Discovery, Disc
     Ok(Discovery { inputs: out, symlink_loops: walk.loops })
 }
 
+/// Captures from a listing of file paths that are not read (a remote store's listing, say):
+/// the same pairing by name as [`discover`], each path once, in the listing's order.
+pub fn captures_of_listing(files: Vec<PathBuf>) -> Vec<CaptureInput> {
+    let mut seen = std::collections::HashSet::new();
+    let files: Vec<PathBuf> = files.into_iter().filter(|f| seen.insert(f.clone())).collect();
+    pair_up(files)
+}
+
 /// Folders walked so far, by their real path: a folder reached again through a symlink is not
 /// walked again (so every file is read once), and one that points back to a folder being
 /// walked is a loop, reported in [`Walk::loops`].
@@ -231,6 +239,14 @@ fn pair_name(c2s: &Path, s2c: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_pairs_like_a_walk_without_reading_a_file() {
+        let listed = ["/no/such/day1/a_c2s.log", "/no/such/day1/a_s2c.log.gz", "/no/such/day1/host.log", "/no/such/day2/a_c2s.log", "/no/such/day1/a_c2s.log"];
+        let got = captures_of_listing(listed.iter().map(PathBuf::from).collect());
+        let names: Vec<&str> = got.iter().map(CaptureInput::name).collect();
+        assert_eq!(names, vec!["/no/such/day1/a_c2s.log+a_s2c.log.gz", "/no/such/day1/host.log", "/no/such/day2/a_c2s.log"]);
+    }
 
     #[test]
     fn tokens_pair_and_stderr_does_not() {
