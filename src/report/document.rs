@@ -218,6 +218,8 @@ impl LatencyGroup {
 /// A finding as the report shows it: its cause tokens and its detail.
 #[derive(Debug, Clone, Serialize)]
 pub struct FindingLine {
+    /// The finding's stable id (as `check` prints it).
+    pub id: String,
     pub severity: String,
     pub capture: String,
     pub session: Option<String>,

@@ -417,6 +417,7 @@ fn rule_sections(tables: &dyn TableSource, sessions: &DataFrame, rules: &[Rule],
             // The excerpt is kept only when it adds something the detail does not say.
             let excerpt = raw_excerpt.map(|e| excerpt(&e, redaction)).filter(|e| !e.is_empty() && !detail.contains(e.trim_end_matches('…')));
             let line = FindingLine {
+                id: f.id.clone(),
                 severity: f.severity.clone(),
                 capture: f.capture.clone(),
                 session: f.session.clone(),

@@ -379,7 +379,7 @@ impl Report {
             }
             let with_session = r.layout.with_session;
             let has_excerpt = g.findings.iter().any(|f| f.excerpt.is_some());
-            let mut header = vec!["severity", "capture"];
+            let mut header = vec!["id", "severity", "capture"];
             if with_session {
                 header.push("session");
             }
@@ -394,7 +394,7 @@ impl Report {
                 .take(MAX_ROWS)
                 .map(|f| {
                     let sev = if f.severity == Severity::Error.as_str() { Span::Strong(f.severity.clone()) } else { t(f.severity.clone()) };
-                    let mut row = vec![vec![sev], vec![code(f.capture.clone())]];
+                    let mut row = vec![vec![code(f.id.clone())], vec![sev], vec![code(f.capture.clone())]];
                     if with_session {
                         row.push(opt_code(&f.session));
                     }

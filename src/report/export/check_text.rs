@@ -61,7 +61,8 @@ pub fn render_text(findings: &[Finding], rules: &[Rule], captures: usize) -> Str
             let detail: String = f.line().chars().take(160).collect();
             let _ = writeln!(
                 s,
-                "  {:<5}  {}  {}  {}  {}  {}",
+                "  {}  {:<5}  {}  {}  {}  {}  {}",
+                f.id,
                 f.severity,
                 f.capture,
                 f.tool.as_deref().unwrap_or("-"),

@@ -41,7 +41,7 @@ fn esc(s: &str) -> String {
 /// One finding as a line of a failure's text.
 fn finding_line(f: &Finding) -> String {
     let bytes = f.bytes.map(|b| format!("  {b} B")).unwrap_or_default();
-    format!("{}  {}  {}{bytes}  {}", f.severity, f.tool.as_deref().unwrap_or("-"), f.client.as_deref().unwrap_or("-"), f.line())
+    format!("{}  {}  {}  {}{bytes}  {}", f.id, f.severity, f.tool.as_deref().unwrap_or("-"), f.client.as_deref().unwrap_or("-"), f.line())
 }
 
 /// The document, stamped `now_us` (microseconds since the epoch, UTC, as the schema's

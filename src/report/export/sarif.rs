@@ -85,7 +85,8 @@ fn result(f: &Finding) -> Value {
         "level": level(&f.severity),
         "message": {"text": format!("{}{}", f.tool.as_ref().map(|t| format!("{t}: ")).unwrap_or_default(), f.line())},
         "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.capture}}}],
-        "properties": {"session": f.session, "rpc_id": f.rpc_id, "tool": f.tool, "client": f.client, "bytes": f.bytes, "cause": f.cause},
+        "partialFingerprints": {"mcpsiftFindingId/v1": f.id},
+        "properties": {"id": f.id, "session": f.session, "rpc_id": f.rpc_id, "tool": f.tool, "client": f.client, "bytes": f.bytes, "cause": f.cause},
     })
 }
 
@@ -190,6 +191,7 @@ mod tests {
 
     fn finding(k: usize, severity: &str, detail_len: usize) -> Finding {
         Finding {
+            id: format!("F{k:08x}"),
             rule: if k.is_multiple_of(2) { "a".into() } else { "b".into() },
             severity: severity.into(),
             capture: format!("cap{k}"),
