@@ -37,8 +37,93 @@ pub enum Command {
     /// Export the calls to other tools' formats (OTLP/JSON traces and metrics).
     #[command(subcommand)]
     Export(ExportCommand),
+    /// Tell one session's story in order: its frames and events around a finding or a request id, with the findings where they happen.
+    Timeline(TimelineArgs),
+    /// Print one frame's bytes as on the wire (redacted by default), or pretty-printed.
+    Frame(FrameArgs),
     /// List the captures the paths (or a listing of file paths) form, as JSON lines, without reading them: what a distributed job spreads over its tasks.
     Plan(PlanArgs),
+}
+
+/// How `timeline` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimelineFormat {
+    Text,
+    Md,
+    Json,
+}
+
+/// When `timeline` colours its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `mcpsift timeline`: one session's story.
+#[derive(Debug, Clone, Args)]
+pub struct TimelineArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The finding to tell the story of (its id, as `check` prints it).
+    #[arg(long, conflicts_with = "session")]
+    pub finding: Option<String>,
+    /// The session to tell the story of (`sessions.session`).
+    #[arg(long, required_unless_present = "finding")]
+    pub session: Option<String>,
+    /// The capture holding the session, when several hold one of that name.
+    #[arg(long)]
+    pub capture: Option<String>,
+    /// Center on the frames of this request id (JSON text, as in `rpc_id`).
+    #[arg(long, requires = "session")]
+    pub around: Option<String>,
+    /// Frames shown before the anchor (half as many after it); the rest are counted, not shown.
+    #[arg(long, default_value_t = 20)]
+    pub window: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TimelineFormat::Text)]
+    pub format: TimelineFormat,
+    /// Colour the text: on a terminal (auto), always or never.
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+    /// Show secrets (Authorization headers, bearer tokens, api_key-like values) as they are.
+    #[arg(long)]
+    pub no_redact: bool,
+    /// Folder of extra or replacement rule files (to find --finding among their findings).
+    #[arg(long)]
+    pub queries: Option<PathBuf>,
+}
+
+/// `mcpsift frame`: one frame's bytes.
+#[derive(Debug, Clone, Args)]
+pub struct FrameArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The frame's `seq` (arrival order in its capture).
+    #[arg(long, required_unless_present = "rpc_id", conflicts_with = "rpc_id")]
+    pub seq: Option<u64>,
+    /// The request id (JSON text, as in `rpc_id`): its response, or with --request the request.
+    #[arg(long)]
+    pub rpc_id: Option<String>,
+    /// With --rpc-id: print the request, not the response.
+    #[arg(long)]
+    pub request: bool,
+    /// The session of the request id, when several sessions use it.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// The capture, when the paths hold several.
+    #[arg(long)]
+    pub capture: Option<String>,
+    /// Pretty-print the JSON.
+    #[arg(long)]
+    pub pretty: bool,
+    /// Print at most this many bytes, then a marker saying how many were cut.
+    #[arg(long)]
+    pub max_bytes: Option<u64>,
+    /// Print secrets as they are (the bytes exactly as on the wire).
+    #[arg(long)]
+    pub no_redact: bool,
 }
 
 /// `mcpsift plan`: the captures of some paths or of a listing.
@@ -65,6 +150,8 @@ impl Command {
             Command::Diff(a) => a.jobs,
             Command::Export(ExportCommand::Otlp(a)) => a.input.jobs,
             Command::Plan(_) => None,
+            Command::Timeline(a) => a.input.jobs,
+            Command::Frame(a) => a.input.jobs,
         }
     }
 }

@@ -109,6 +109,8 @@ fn main() -> ExitCode {
         cli::Command::Diff(a) => cmd::diff::run(a),
         cli::Command::Export(c) => cmd::export::run(c),
         cli::Command::Plan(a) => cmd::plan::run(a),
+        cli::Command::Timeline(a) => cmd::timeline::run(a),
+        cli::Command::Frame(a) => cmd::frame::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

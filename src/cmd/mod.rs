@@ -3,10 +3,12 @@
 pub mod check;
 pub mod diff;
 pub mod export;
+pub mod frame;
 pub mod plan;
 pub mod query;
 pub mod report;
 pub mod tables;
+pub mod timeline;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -14,3 +14,4 @@ pub mod redact;
 pub mod stats;
 pub mod table_out;
 pub mod telemetry;
+pub mod timeline;

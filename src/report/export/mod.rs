@@ -23,6 +23,7 @@ pub mod otlp;
 pub mod parquet;
 pub mod sarif;
 pub mod table;
+pub mod timeline;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
