@@ -31,3 +31,4 @@ mod recorder;
 mod har;
 mod embedded_log;
 mod ts2;
+mod timeline;
