@@ -41,6 +41,8 @@ pub enum Command {
     Timeline(TimelineArgs),
     /// Print one frame's bytes as on the wire (redacted by default), or pretty-printed.
     Frame(FrameArgs),
+    /// Save each server's latest tool definitions to a file, for `check --baseline` to compare with.
+    Baseline(BaselineArgs),
     /// List the captures the paths (or a listing of file paths) form, as JSON lines, without reading them: what a distributed job spreads over its tasks.
     Plan(PlanArgs),
 }
@@ -151,6 +153,7 @@ impl Command {
             Command::Export(ExportCommand::Otlp(a)) => a.input.jobs,
             Command::Plan(_) => None,
             Command::Timeline(a) => a.input.jobs,
+            Command::Baseline(a) => a.input.jobs,
             Command::Frame(a) => a.input.jobs,
         }
     }
@@ -261,6 +264,20 @@ pub struct CheckArgs {
     /// Show secrets (Authorization headers, tokens, api keys) instead of redacting them.
     #[arg(long)]
     pub no_redact: bool,
+    /// Compare the servers' tool definitions with this baseline (written by `mcpsift baseline`):
+    /// `tool_definition_changed` reports tools added, removed or changed since.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+}
+
+/// `mcpsift baseline`: the servers' tool definitions, saved to compare with later.
+#[derive(Debug, Clone, Args)]
+pub struct BaselineArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The baseline file to write (JSON).
+    #[arg(short, long, value_name = "FILE")]
+    pub out: PathBuf,
 }
 
 /// Output formats of `report`.

@@ -111,6 +111,7 @@ fn main() -> ExitCode {
         cli::Command::Plan(a) => cmd::plan::run(a),
         cli::Command::Timeline(a) => cmd::timeline::run(a),
         cli::Command::Frame(a) => cmd::frame::run(a),
+        cli::Command::Baseline(a) => cmd::baseline::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

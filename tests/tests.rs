@@ -32,3 +32,4 @@ mod har;
 mod embedded_log;
 mod ts2;
 mod timeline;
+mod tool_change;

@@ -4,13 +4,13 @@
 # CAP_NET_RAW for loopback capture. Dependencies are installed OUTSIDE the repository, in
 # $MCPSIFT_RECORD_CACHE (default ~/.cache/mcpsift-record).
 #   usage: samples/record/record.sh            # everything
-#          samples/record/record.sh stdio_ts   # one or more of: stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2 stdio_ts2 http_ts2
+#          samples/record/record.sh stdio_ts   # one or more of: stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2 stdio_ts2 http_ts2 tool_change
 set -euo pipefail
 REC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SAMPLES="$(dirname "$REC")"
 CACHE="${MCPSIFT_RECORD_CACHE:-$HOME/.cache/mcpsift-record}"
 WORK="${MCPSIFT_RECORD_WORK:-$(mktemp -d /tmp/mcpsift-record.XXXXXX)}"; mkdir -p "$WORK"
-STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2 stdio_ts2 http_ts2)
+STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(stdio_ts stdio_py hostlog transcript pcap stdio_py2 http_py2 stdio_ts2 http_ts2 tool_change)
 want() { local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 log() { printf '\n== %s\n' "$*" >&2; }
 
@@ -103,6 +103,12 @@ if want hostlog || want transcript; then
     (cd "$CACHE/node" && "$NODE" ts/stdio_client.mjs "$sc" "$WORK/$sc" "$SHIM")
   done
   if want hostlog; then rm -rf "$SAMPLES/hostlog"; "$PY" "$REC/lib/build.py" hostlog "$WORK/hostlog" "$WORK/vscode" "$SAMPLES/hostlog"; fi
+fi
+if want tool_change; then
+  log "tool_change: Python client <-> low-level Server inventory-server 1.4.0, then 1.5.0 (two stdio sessions through the tee)"
+  rm -rf "$WORK/tool_change"; mkdir -p "$WORK/tool_change"
+  (cd "$REC/py" && "$PY" tool_change_client.py "$WORK/tool_change" "$SHIM")
+  "$PY" "$REC/lib/tool_change.py" "$WORK/tool_change" "$SAMPLES/tool_change"   # replaces samples/tool_change only if the diff equals the plan
 fi
 if want transcript; then
   rm -rf "$SAMPLES/transcript"

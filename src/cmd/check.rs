@@ -5,12 +5,17 @@ use std::io::Write as _;
 use crate::cli::{CheckArgs, CheckFormat, FailOn};
 use mcpsift::query::rules::{Severity, load_rules, run_rules, select};
 use mcpsift::report::export::{CheckRun, Exporter, check_text::CheckText, json::Json, junit::Junit, sarif, sarif::Sarif};
+use mcpsift::model::tool_changes::Baseline;
+use mcpsift::query::source::WithBaseline;
 use mcpsift::report::findings::findings_from;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let rules = select(load_rules(args.queries.as_deref())?, &args.rule)?;
     let audit = super::open_inputs(&args.input)?;
-    let df = run_rules(&audit.source, &rules)?;
+    let df = match &args.baseline {
+        Some(file) => run_rules(&WithBaseline { inner: &audit.source, baseline: Baseline::read(file)? }, &rules)?,
+        None => run_rules(&audit.source, &rules)?,
+    };
     let findings = findings_from(&df, !args.no_redact)?;
     let capture_names: Vec<String> = audit.captures.iter().filter(|c| c.is_capture()).map(|c| c.name.clone()).collect();
     let captures = capture_names.len();

@@ -1,5 +1,6 @@
 //! One module per subcommand; each parses nothing, calls the stages, prints.
 
+pub mod baseline;
 pub mod check;
 pub mod diff;
 pub mod export;

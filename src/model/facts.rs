@@ -151,6 +151,7 @@ pub(crate) fn tool_rows(capture: &str, session: &str, page: u64, frame: &Frame, 
         first_array_without_items: t.first_array_without_items.clone(),
         tuple_items: t.tuple_items,
         list_tools: m.tools.len() as u64,
+        definition: t.definition.clone(),
     })
 }
 

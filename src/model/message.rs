@@ -82,6 +82,9 @@ pub struct ToolDef {
     pub tuple_items: bool,
     /// Top-level inputSchema properties with `x-mcp-header`: (argument, header Name).
     pub header_params: Vec<(String, String)>,
+    /// The definition as JSON (title, description, inputSchema, outputSchema, annotations; keys
+    /// in the order the server sent them, compared as maps): what a tool's change is measured on.
+    pub definition: String,
 }
 
 /// Everything model needs from one JSON-RPC message.
@@ -321,6 +324,8 @@ struct ToolView<'a> {
     input_schema: Option<&'a RawValue>,
     #[serde(rename = "outputSchema", borrow)]
     output_schema: Option<&'a RawValue>,
+    #[serde(borrow)]
+    annotations: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -908,7 +913,20 @@ fn tool_def(t: ToolView) -> ToolDef {
         has_output_schema: t.output_schema.is_some_and(|s| s.get() != "null"),
         schema_bytes: t.input_schema.map_or(0, |s| s.get().len() as u64) + t.output_schema.map_or(0, |s| s.get().len() as u64),
         output_schema: t.output_schema.filter(|s| s.get() != "null").map(|s| s.get().to_string()),
+        definition: definition(&t),
     }
+}
+
+/// A tool's definition without its name, as JSON: title, description, inputSchema,
+/// outputSchema and annotations, each as the server sent it.
+fn definition(t: &ToolView) -> String {
+    let mut o = serde_json::Map::new();
+    for (key, raw) in [("title", t.title), ("description", t.description), ("inputSchema", t.input_schema), ("outputSchema", t.output_schema), ("annotations", t.annotations)] {
+        if let Some(v) = raw.and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok()).filter(|v| !v.is_null()) {
+            o.insert(key.to_string(), v);
+        }
+    }
+    serde_json::Value::Object(o).to_string()
 }
 
 #[cfg(test)]

@@ -28,4 +28,6 @@ pub mod schema;
 mod sessions;
 #[cfg(feature = "tables")]
 pub mod tables;
+#[cfg(feature = "tables")]
+pub mod tool_changes;
 pub mod validate;

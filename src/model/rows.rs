@@ -352,6 +352,8 @@ table! {
         tuple_items: bool,
         /// Tools in the whole list page.
         list_tools: u64,
+        /// The definition as JSON: title, description, inputSchema, outputSchema, annotations as the server sent them (what `tool_definition_changed` compares, as maps).
+        definition: String,
     }
 }
 

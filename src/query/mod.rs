@@ -35,9 +35,21 @@ pub fn context(tables: &dyn TableSource) -> Result<SQLContext, QueryError> {
     Ok(ctx)
 }
 
+/// [`context`], plus the tables computed at query time that `sql` names: `tool_changes`
+/// (tool definitions compared across a server's sessions and with the source's baseline).
+pub fn context_for(tables: &dyn TableSource, sql: &str) -> Result<SQLContext, QueryError> {
+    let ctx = context(tables)?;
+    if sql.contains("tool_changes") {
+        use crate::model::tool_changes::{server_tools, tool_changes};
+        let listed = server_tools(tables.table("tools")?, tables.table("sessions")?)?;
+        ctx.register("tool_changes", tool_changes(&listed, tables.baseline())?.lazy());
+    }
+    Ok(ctx)
+}
+
 /// Runs `sql` (one or more `;`-separated statements) and returns the last statement's rows.
 pub fn run_sql(tables: &dyn TableSource, sql: &str) -> Result<DataFrame, QueryError> {
-    let mut ctx = context(tables)?;
+    let mut ctx = context_for(tables, sql)?;
     run_in(&mut ctx, sql)
 }
 

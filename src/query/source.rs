@@ -15,6 +15,28 @@ pub trait TableSource {
     fn by_capture(&self) -> Option<Vec<Box<dyn TableSource + '_>>> {
         None
     }
+    /// The tool definitions saved by `mcpsift baseline`, when the run compares with them.
+    fn baseline(&self) -> Option<&crate::model::tool_changes::Baseline> {
+        None
+    }
+}
+
+/// A source with a baseline to compare tool definitions with (`check --baseline`).
+pub struct WithBaseline<'a> {
+    pub inner: &'a dyn TableSource,
+    pub baseline: crate::model::tool_changes::Baseline,
+}
+
+impl TableSource for WithBaseline<'_> {
+    fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
+        self.inner.table(name)
+    }
+    fn by_capture(&self) -> Option<Vec<Box<dyn TableSource + '_>>> {
+        self.inner.by_capture()
+    }
+    fn baseline(&self) -> Option<&crate::model::tool_changes::Baseline> {
+        Some(&self.baseline)
+    }
 }
 
 impl TableSource for Tables {

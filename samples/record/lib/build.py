@@ -92,6 +92,17 @@ EXIT_TEXT = ("Server transport closed unexpectedly, this is likely due to the pr
              "`print('...', file=sys.stderr)` in python) and it will appear in this log.")
 
 
+def desktop_line(ts_us, server, level, text):
+    """One Claude Desktop per-server log entry: `<RFC3339 ms Z> [server] [level] text`."""
+    return f"{iso(ts_us)} [{server}] [{level}] {text}"
+
+
+def desktop_message(ts_us, server, direction, body):
+    """A logged JSON-RPC message: `... [info] Message from client|server: <JSON> { metadata: undefined }`."""
+    who = "client" if direction == "c2s" else "server"
+    return desktop_line(ts_us, server, "info", f"Message from {who}: {body} {{ metadata: undefined }}")
+
+
 def build_hostlog(work_claude, work_vscode, out):
     os.makedirs(out, exist_ok=True)
     frames = stdio_frames(work_claude, "hostlog-claude-desktop")
@@ -103,7 +114,7 @@ def build_hostlog(work_claude, work_vscode, out):
     init_res = next(f for f in frames if f["dir"] == "s2c" and f.get("kind") == "response")
     cut = max(frames, key=lambda f: len(f["raw"]))
     lines, logged = [], []
-    P = lambda ts, lvl, text: f"{iso(ts)} [{SERVER}] [{lvl}] {text}"  # noqa: E731
+    P = lambda ts, lvl, text: desktop_line(ts, SERVER, lvl, text)  # noqa: E731
     first = frames[0]["ts_us"]
     started = max(spawn, first - 500)
     lines.append(P(spawn - 2_000, "info", "Initializing server..."))

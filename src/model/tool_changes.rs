@@ -1,0 +1,231 @@
+//! What changed in a server's tools: each session's last `tools/list` definitions compared with
+//! the previous session of the same server name (in time order, across captures), and with a
+//! saved baseline. A JSON structural difference names each change (a field added, a type
+//! changed, a description longer by N characters); SQL cannot, so the `tool_changes` table is
+//! computed here, at query time, and the `tool_definition_changed` rule flags it.
+
+use std::collections::BTreeMap;
+
+use polars::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How many differences a change names before saying how many more.
+const DIFFERENCES_SHOWN: usize = 8;
+
+/// The baseline file's format version.
+pub const BASELINE_FORMAT: u32 = 1;
+
+/// One server's tools as a session listed them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerTools {
+    pub server: String,
+    pub version: Option<String>,
+    pub capture: String,
+    pub session: String,
+    /// Tool name → definition.
+    pub tools: BTreeMap<String, Value>,
+}
+
+/// A saved baseline: each server's latest tool definitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub mcpsift_baseline: u32,
+    pub created_by: String,
+    pub servers: Vec<ServerTools>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("{file}: not a baseline: {source}")]
+    Json { file: String, source: serde_json::Error },
+    #[error("{file}: baseline format {found}; this mcpsift reads format {BASELINE_FORMAT} (write it again with `mcpsift baseline`)")]
+    Format { file: String, found: u32 },
+    #[error("{file}: {source}")]
+    Io { file: String, source: std::io::Error },
+}
+
+impl Baseline {
+    /// Reads a baseline file, naming the line of what is wrong with it.
+    pub fn read(path: &std::path::Path) -> Result<Baseline, BaselineError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Io { file: file.clone(), source })?;
+        let head: Value = serde_json::from_str(&text).map_err(|source| BaselineError::Json { file: file.clone(), source })?;
+        let found = head.get("mcpsift_baseline").and_then(Value::as_u64).unwrap_or(0) as u32;
+        if found != BASELINE_FORMAT {
+            return Err(BaselineError::Format { file, found });
+        }
+        serde_json::from_str(&text).map_err(|source| BaselineError::Json { file, source })
+    }
+}
+
+fn strings(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<String>>> {
+    Ok(df.column(name)?.cast(&DataType::String)?.str()?.iter().map(|v| v.map(str::to_string)).collect())
+}
+
+/// Each session's tools (its last definition of each tool), in time order per server: sessions
+/// by their first timestamp, then capture and session name.
+pub fn server_tools(tools: LazyFrame, sessions: LazyFrame) -> PolarsResult<Vec<ServerTools>> {
+    let t = tools.select([col("capture"), col("session"), col("tool"), col("definition")]).collect()?;
+    let s = sessions.select([col("capture"), col("session"), col("server_name"), col("server_version"), col("first_ts_us")]).collect()?;
+    let (scap, ssess, sname, sver) = (strings(&s, "capture")?, strings(&s, "session")?, strings(&s, "server_name")?, strings(&s, "server_version")?);
+    let first: Vec<Option<i64>> = s.column("first_ts_us")?.cast(&DataType::Int64)?.i64()?.iter().collect();
+    let mut by_session: BTreeMap<(String, String), (Option<i64>, ServerTools)> = BTreeMap::new();
+    for i in 0..s.height() {
+        let (Some(c), Some(se)) = (scap[i].clone(), ssess[i].clone()) else { continue };
+        let server = sname[i].clone().unwrap_or_else(|| "?".into());
+        by_session.insert((c.clone(), se.clone()), (first[i], ServerTools { server, version: sver[i].clone(), capture: c, session: se, tools: BTreeMap::new() }));
+    }
+    let (tcap, tsess, tname, tdef) = (strings(&t, "capture")?, strings(&t, "session")?, strings(&t, "tool")?, strings(&t, "definition")?);
+    for i in 0..t.height() {
+        let key = (tcap[i].clone().unwrap_or_default(), tsess[i].clone().unwrap_or_default());
+        if let (Some((_, st)), Some(name)) = (by_session.get_mut(&key), tname[i].clone()) {
+            let def = tdef[i].as_deref().and_then(|d| serde_json::from_str(d).ok()).unwrap_or(Value::Null);
+            st.tools.insert(name, def);
+        }
+    }
+    let mut listed: Vec<(Option<i64>, ServerTools)> = by_session.into_values().filter(|(_, st)| !st.tools.is_empty()).collect();
+    listed.sort_by(|a, b| (a.1.server.as_str(), a.0.is_none(), a.0, a.1.capture.as_str(), a.1.session.as_str()).cmp(&(b.1.server.as_str(), b.0.is_none(), b.0, b.1.capture.as_str(), b.1.session.as_str())));
+    Ok(listed.into_iter().map(|(_, st)| st).collect())
+}
+
+/// The latest tools of each server: what a baseline saves.
+pub fn latest_per_server(listed: Vec<ServerTools>) -> Vec<ServerTools> {
+    let mut latest: BTreeMap<String, ServerTools> = BTreeMap::new();
+    for st in listed {
+        latest.insert(st.server.clone(), st);
+    }
+    latest.into_values().collect()
+}
+
+/// One change: (capture, session, server, version, tool, change, against, previous session,
+/// previous version, what differs).
+type ChangeRow = (String, String, String, Option<String>, String, &'static str, &'static str, String, Option<String>, String);
+
+/// The `tool_changes` table: every tool added, removed or changed between consecutive sessions
+/// of a server, and (with a baseline) between the baseline and each server's latest session.
+pub fn tool_changes(listed: &[ServerTools], baseline: Option<&Baseline>) -> PolarsResult<DataFrame> {
+    let mut rows: Vec<ChangeRow> = Vec::new();
+    let mut compare = |before: &ServerTools, after: &ServerTools, against: &'static str| {
+        let before_name = if against == "baseline" { "baseline".to_string() } else { before.session.clone() };
+        for (tool, def) in &after.tools {
+            let (change, what) = match before.tools.get(tool) {
+                None => ("added", "not in the earlier list".to_string()),
+                Some(old) if old == def => continue,
+                Some(old) => ("changed", differences(old, def)),
+            };
+            rows.push((after.capture.clone(), after.session.clone(), after.server.clone(), after.version.clone(), tool.clone(), change, against, before_name.clone(), before.version.clone(), what));
+        }
+        for tool in before.tools.keys().filter(|t| !after.tools.contains_key(*t)) {
+            rows.push((after.capture.clone(), after.session.clone(), after.server.clone(), after.version.clone(), tool.clone(), "removed", against, before_name.clone(), before.version.clone(), "no longer listed".to_string()));
+        }
+    };
+    for pair in listed.windows(2) {
+        if pair[0].server == pair[1].server {
+            compare(&pair[0], &pair[1], "previous_session");
+        }
+    }
+    if let Some(b) = baseline {
+        for latest in latest_per_server(listed.to_vec()) {
+            if let Some(saved) = b.servers.iter().find(|s| s.server == latest.server) {
+                compare(saved, &latest, "baseline");
+            }
+        }
+    }
+    let col_of = |f: &dyn Fn(&ChangeRow) -> Option<String>, name: &str| Column::new(name.into(), rows.iter().map(f).collect::<Vec<Option<String>>>());
+    DataFrame::new(
+        rows.len(),
+        vec![
+            col_of(&|r| Some(r.0.clone()), "capture"),
+            col_of(&|r| Some(r.1.clone()), "session"),
+            col_of(&|r| Some(r.2.clone()), "server"),
+            col_of(&|r| r.3.clone(), "server_version"),
+            col_of(&|r| Some(r.4.clone()), "tool"),
+            col_of(&|r| Some(r.5.to_string()), "change"),
+            col_of(&|r| Some(r.6.to_string()), "against"),
+            col_of(&|r| Some(r.7.clone()), "previous_session"),
+            col_of(&|r| r.8.clone(), "previous_version"),
+            col_of(&|r| Some(r.9.clone()), "difference"),
+        ],
+    )
+}
+
+/// The differences between two definitions, named by path, at most [`DIFFERENCES_SHOWN`].
+pub fn differences(old: &Value, new: &Value) -> String {
+    let mut out = Vec::new();
+    diff(old, new, "", &mut out);
+    let more = out.len().saturating_sub(DIFFERENCES_SHOWN);
+    out.truncate(DIFFERENCES_SHOWN);
+    let mut s = out.join("; ");
+    if more > 0 {
+        s.push_str(&format!("; and {more} more"));
+    }
+    s
+}
+
+fn diff(old: &Value, new: &Value, path: &str, out: &mut Vec<String>) {
+    let at = |k: &str| if path.is_empty() { k.to_string() } else { format!("{path}.{k}") };
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get(k) {
+                    None => out.push(format!("{} added", at(k))),
+                    Some(o) => diff(o, v, &at(k), out),
+                }
+            }
+            for k in a.keys().filter(|k| !b.contains_key(*k)) {
+                out.push(format!("{} removed", at(k)));
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.iter().chain(b).all(|v| !v.is_object() && !v.is_array()) => {
+            let added: Vec<String> = b.iter().filter(|v| !a.contains(v)).map(Value::to_string).collect();
+            let removed: Vec<String> = a.iter().filter(|v| !b.contains(v)).map(Value::to_string).collect();
+            if !added.is_empty() {
+                out.push(format!("{path} added [{}]", added.join(", ")));
+            }
+            if !removed.is_empty() {
+                out.push(format!("{path} removed [{}]", removed.join(", ")));
+            }
+            if added.is_empty() && removed.is_empty() && a != b {
+                out.push(format!("{path} reordered"));
+            }
+        }
+        (Value::String(a), Value::String(b)) if path == "description" || path.ends_with(".description") => {
+            if a != b {
+                let delta = b.chars().count() as i64 - a.chars().count() as i64;
+                out.push(if delta == 0 { format!("{path} reworded (same length)") } else { format!("{path} changed by {delta:+} characters") });
+            }
+        }
+        (a, b) if a != b => out.push(format!("{path}: {a} → {b}")),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn differences_name_the_field_and_what_happened() {
+        let old = json!({"description":"Adjust stock","inputSchema":{"type":"object","properties":{"quantity":{"type":"integer"}},"required":["quantity"]},"annotations":{"destructiveHint":false}});
+        let new = json!({"description":"Adjust stock of an item","inputSchema":{"type":"object","properties":{"quantity":{"type":"string"},"reason":{"type":"string"}},"required":["quantity","reason"]},"annotations":{"destructiveHint":true}});
+        assert_eq!(
+            differences(&old, &new),
+            "description changed by +11 characters; inputSchema.properties.quantity.type: \"integer\" → \"string\"; inputSchema.properties.reason added; inputSchema.required added [\"reason\"]; annotations.destructiveHint: false → true"
+        );
+    }
+
+    #[test]
+    fn a_baseline_from_another_version_or_broken_is_a_clear_error() {
+        let dir = std::env::temp_dir().join(format!("mcpsift-baseline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = dir.join("old.json");
+        std::fs::write(&old, r#"{"mcpsift_baseline": 7, "servers": []}"#).unwrap();
+        assert!(Baseline::read(&old).unwrap_err().to_string().contains("baseline format 7; this mcpsift reads format 1"));
+        let broken = dir.join("broken.json");
+        std::fs::write(&broken, "{\n  \"mcpsift_baseline\": 1,\n  \"servers\": [ oops ]\n}\n").unwrap();
+        assert!(Baseline::read(&broken).unwrap_err().to_string().contains("line 3"), "{}", Baseline::read(&broken).unwrap_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
