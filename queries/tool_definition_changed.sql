@@ -11,8 +11,8 @@
 -- The comparison is computed in Rust (`model/tool_changes.rs`: the `tool_changes` table,
 -- built at query time when a rule names it); this file flags it.
 -- title: Tool definitions that changed
--- severity warn: a tool was removed, or its definition changed (clients holding the old one break or behave differently)
--- severity info: a tool was added
+-- severity warn: against the baseline, a tool was removed or its definition changed (clients holding the old one break or behave differently)
+-- severity info: a tool added, or a definition that differs from the previous session of a server of that name (across captures in one run these may be different deployments that share a name)
 -- advice: Version tool changes: keep old fields accepted, add new ones as optional, send notifications/tools/list_changed, and check the changes against yesterday's baseline before deploying.
 -- causes:
 --   tool_changed: the tool's definition differs from the previous session's (or the baseline's).
@@ -20,7 +20,7 @@
 --   tool_added: a new tool is listed.
 -- columns: session
 SELECT 'tool_definition_changed' AS rule,
-       CASE WHEN t.change = 'added' THEN 'info' ELSE 'warn' END AS severity,
+       CASE WHEN t.against = 'baseline' AND t.change <> 'added' THEN 'warn' ELSE 'info' END AS severity,
        t.capture, t.session, CAST(NULL AS STRING) AS rpc_id, t.tool,
        CONCAT(COALESCE(s.client_name, '?'), ' ', COALESCE(s.client_version, '?')) AS client,
        CAST(NULL AS BIGINT) AS bytes,

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{mcpsift, temp_dir};
+use crate::util::{mcpsift, read_json, samples, temp_dir};
 
 /// Samples whose report is pinned (relative paths, so the report names them the same anywhere).
 const SAMPLES: [&str; 4] = ["samples/stdio_ts", "samples/stdio_py", "samples/hostlog", "samples/transcript"];
@@ -106,7 +106,9 @@ fn html_report_is_self_contained_with_every_section_and_both_charts() {
         assert!(ids.iter().any(|i| i == id), "no section {id}: {ids:?}");
     }
     let svgs: Vec<&tl::HTMLTag> = dom.query_selector("svg").expect("selector").filter_map(|h| h.get(parser)?.as_tag()).collect();
-    assert_eq!(svgs.len(), 2, "two charts");
+    let is_swimlane = |svg: &&tl::HTMLTag| svg.attributes().id().is_some_and(|id| id.as_utf8_str().starts_with("chart-swimlane-"));
+    assert_eq!(svgs.iter().filter(|s| !is_swimlane(s)).count(), 2, "two charts");
+    assert!(svgs.iter().any(is_swimlane), "the sessions with findings have swimlanes");
     for svg in &svgs {
         let inner = svg.inner_html(parser);
         assert!(inner.contains("<title id="), "every chart has a title: {}", &inner[..inner.len().min(200)]);
@@ -138,7 +140,7 @@ fn format_follows_the_extension_and_json_carries_the_numbers() {
     assert_eq!(v["frame_sizes"]["largest_s2c"], 9_961_474);
     assert_eq!(v["redaction"], "on");
     let rules: Vec<&str> = v["rules"].as_array().expect("rules").iter().filter_map(|r| r["rule"].as_str()).collect();
-    assert_eq!(rules, ["near_limit_frames", "truncation_rates", "latency", "validation_errors", "pagination_drift", "schema_compat", "connection_deaths", "header_mismatch", "protocol_conformance"]);
+    assert_eq!(rules, ["near_limit_frames", "truncation_rates", "latency", "validation_errors", "pagination_drift", "schema_compat", "connection_deaths", "header_mismatch", "protocol_conformance", "tool_definition_changed"]);
     let (_, md) = output_file("report.md", &["samples/stdio_ts"]);
     assert!(md.starts_with("# MCP traffic report\n"));
     let out = mcpsift(&["report", "samples/stdio_ts", "-q", "-o", "/tmp/report.txt"]);
@@ -213,7 +215,7 @@ fn html_report_renders_its_charts_in_headless_chromium() {
     let url = format!("file://{}", path.display());
     let dom = run_chromium(&browser, &dir.join("profile-dom"), &["--dump-dom"], &url);
     let dom = String::from_utf8_lossy(&dom.stdout);
-    assert_eq!(dom.matches("<svg").count(), 2, "both charts in the DOM: {}", &dom[..dom.len().min(400)]);
+    assert_eq!(dom.matches("<svg").count() - dom.matches("<desc id=\"chart-swimlane-").count(), 2, "both charts in the DOM: {}", &dom[..dom.len().min(400)]);
     for needle in ["<title id=\"chart-frame-sizes-title\">", "<title id=\"chart-truncation-title\">", "class=\"bar s2c\"", "class=\"limit\""] {
         assert!(dom.contains(needle), "DOM lacks {needle}");
     }
@@ -226,4 +228,51 @@ fn html_report_renders_its_charts_in_headless_chromium() {
     let orange = pixels_near(&shot, [0xf5, 0x85, 0x18]);
     let red = pixels_near(&shot, [0xe4, 0x57, 0x56]);
     assert!(blue > 500 && orange > 500 && red > 200, "chart pixels: blue {blue}, orange {orange}, red {red}");
+}
+
+#[test]
+fn a_finding_links_to_its_session_swimlane_with_its_arrows_and_the_limit_crossing() {
+    let browser = chromium().expect("chromium is required for this test (.ci/run installs it: apt-get install chromium)");
+    let truth = read_json(&samples().join("stdio_ts2/truth.json"));
+    let over = truth["big_frames"].as_array().unwrap().iter().find(|b| b["over_ts_stdio_limit"] == true).expect("an over-limit frame")["bytes"].as_i64().unwrap();
+    // The finding on the frame the TypeScript client dropped, by its id.
+    // Named as the report names it (finding ids depend on the capture's name).
+    let out = mcpsift(&["check", "samples/stdio_ts2", "-q", "--format", "json", "--rule", "near_limit_frames"]);
+    let check: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let finding = check["findings"].as_array().unwrap().iter().find(|f| f["bytes"].as_i64() == Some(over)).expect("the over-limit finding").clone();
+    let id = finding["id"].as_str().unwrap();
+    let (path, _) = output_file("swimlane.html", &["samples/stdio_ts2"]);
+    let (_, json) = output_file("swimlane.json", &["samples/stdio_ts2"]);
+    let report: Value = serde_json::from_str(&json).unwrap();
+    let dir = path.parent().expect("temp dir").to_path_buf();
+    let url = format!("file://{}", path.display());
+    let dom = run_chromium(&browser, &dir.join("profile-dom"), &["--dump-dom"], &url);
+    let dom = String::from_utf8_lossy(&dom.stdout).into_owned();
+    // The finding's id links to its session's timeline.
+    let link = format!(">{id}</a>");
+    let at = dom.find(&link).unwrap_or_else(|| panic!("no link for {id}"));
+    let href_start = dom[..at].rfind("href=\"#").expect("an in-page link") + 7;
+    let target = dom[href_start..].split('"').next().unwrap().to_string();
+    let n: usize = target.strip_prefix("timeline-").expect("a timeline anchor").parse().unwrap();
+    let timeline = &report["timelines"][n];
+    assert_eq!(timeline["session"], finding["session"]);
+    // Its swimlane: one arrow per frame of the story, the crossed limit on the dropped frame.
+    let svg_start = dom.find(&format!("id=\"chart-swimlane-{n}\"")).expect("the swimlane");
+    let svg = &dom[svg_start..svg_start + dom[svg_start..].find("</svg>").unwrap()];
+    let frames = timeline["lines"].as_array().unwrap().iter().filter(|l| l["what"] == "frame").count();
+    assert_eq!(svg.matches("<g class=\"arrow ").count(), frames);
+    let crossed = svg.find("class=\"limit-cross\"").expect("the limit crossing is marked");
+    let arrow = &svg[..crossed];
+    let last_arrow = &arrow[arrow.rfind("<g class=\"arrow ").unwrap()..];
+    assert!(last_arrow.contains(&format!("data-bytes=\"{over}\"")), "the crossing is on the {over}-byte frame: {last_arrow}");
+    // The link's target is painted: the swimlane's lanes (a colour used nowhere else) are on the page.
+    assert!(dom.contains(&format!("id=\"{target}\"")), "the link's target exists");
+    let shot = dir.join("timeline.png");
+    let shot_arg = format!("--screenshot={}", shot.display());
+    run_chromium(&browser, &dir.join("profile-shot"), &[&shot_arg, "--window-size=1100,16000", "--hide-scrollbars"], &format!("{url}#{target}"));
+    let lanes = pixels_near(&shot, [0x6f, 0x42, 0xc1]);
+    assert!(lanes > 300, "the swimlanes are painted: {lanes} lane pixels");
+    if std::env::var_os("MCPSIFT_SAVE_SCREENSHOT").is_some() {
+        std::fs::copy(&shot, concat!(env!("CARGO_MANIFEST_DIR"), "/contrib/report-timeline.png")).expect("save the screenshot");
+    }
 }

@@ -39,7 +39,8 @@ fn assert_matches_truth(found: &[Value], against: &str) {
         let f = found.iter().find(|f| f["tool"] == tool).unwrap_or_else(|| panic!("no finding for {tool}"));
         let change = c["change"].as_str().unwrap();
         assert_eq!(f["cause"], format!("tool_{change}"));
-        assert_eq!(f["severity"], if change == "added" { "info" } else { "warn" });
+        let against_baseline = against.contains("baseline");
+        assert_eq!(f["severity"], if change != "added" && against_baseline { "warn" } else { "info" });
         let detail = f["detail"].as_str().unwrap();
         assert!(detail.contains(against), "{detail}");
         assert!(detail.contains(&format!("{} -> {}", truth["tool_change"]["from_version"].as_str().unwrap(), truth["tool_change"]["to_version"].as_str().unwrap())), "{detail}");

@@ -25,6 +25,17 @@ pub struct ServerTools {
     pub session: String,
     /// Tool name → definition.
     pub tools: BTreeMap<String, Value>,
+    /// The session's last tools/list walk reached its end: a tool it lacks was not listed
+    /// (a client that read one page of several has not seen the others).
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// When the session began (not saved in a baseline).
+    #[serde(skip)]
+    pub first_ts_us: Option<i64>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A saved baseline: each server's latest tool definitions.
@@ -65,7 +76,7 @@ fn strings(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<String>>> {
 
 /// Each session's tools (its last definition of each tool), in time order per server: sessions
 /// by their first timestamp, then capture and session name.
-pub fn server_tools(tools: LazyFrame, sessions: LazyFrame) -> PolarsResult<Vec<ServerTools>> {
+pub fn server_tools(tools: LazyFrame, sessions: LazyFrame, pages: LazyFrame) -> PolarsResult<Vec<ServerTools>> {
     let t = tools.select([col("capture"), col("session"), col("tool"), col("definition")]).collect()?;
     let s = sessions.select([col("capture"), col("session"), col("server_name"), col("server_version"), col("first_ts_us")]).collect()?;
     let (scap, ssess, sname, sver) = (strings(&s, "capture")?, strings(&s, "session")?, strings(&s, "server_name")?, strings(&s, "server_version")?);
@@ -74,7 +85,20 @@ pub fn server_tools(tools: LazyFrame, sessions: LazyFrame) -> PolarsResult<Vec<S
     for i in 0..s.height() {
         let (Some(c), Some(se)) = (scap[i].clone(), ssess[i].clone()) else { continue };
         let server = sname[i].clone().unwrap_or_else(|| "?".into());
-        by_session.insert((c.clone(), se.clone()), (first[i], ServerTools { server, version: sver[i].clone(), capture: c, session: se, tools: BTreeMap::new() }));
+        by_session.insert((c.clone(), se.clone()), (first[i], ServerTools { server, version: sver[i].clone(), capture: c, session: se, tools: BTreeMap::new(), complete: true, first_ts_us: first[i] }));
+    }
+    // A session whose last tools/list walk did not reach its end has not seen every tool.
+    let p = pages
+        .filter(col("chain").eq(lit("tools/list")).and(col("walk_end").is_not_null()))
+        .select([col("capture"), col("session"), col("req_seq"), col("walk_end")])
+        .sort(["req_seq"], SortMultipleOptions::default())
+        .collect()?;
+    let (pcap, psess, pend) = (strings(&p, "capture")?, strings(&p, "session")?, strings(&p, "walk_end")?);
+    for i in 0..p.height() {
+        let key = (pcap[i].clone().unwrap_or_default(), psess[i].clone().unwrap_or_default());
+        if let Some((_, st)) = by_session.get_mut(&key) {
+            st.complete = pend[i].as_deref() == Some("complete");
+        }
     }
     let (tcap, tsess, tname, tdef) = (strings(&t, "capture")?, strings(&t, "session")?, strings(&t, "tool")?, strings(&t, "definition")?);
     for i in 0..t.height() {
@@ -108,20 +132,25 @@ pub fn tool_changes(listed: &[ServerTools], baseline: Option<&Baseline>) -> Pola
     let mut rows: Vec<ChangeRow> = Vec::new();
     let mut compare = |before: &ServerTools, after: &ServerTools, against: &'static str| {
         let before_name = if against == "baseline" { "baseline".to_string() } else { before.session.clone() };
+        // Added and removed tools need both lists whole; a changed definition does not.
+        let whole = before.complete && after.complete;
         for (tool, def) in &after.tools {
             let (change, what) = match before.tools.get(tool) {
+                None if !whole => continue,
                 None => ("added", "not in the earlier list".to_string()),
                 Some(old) if old == def => continue,
                 Some(old) => ("changed", differences(old, def)),
             };
             rows.push((after.capture.clone(), after.session.clone(), after.server.clone(), after.version.clone(), tool.clone(), change, against, before_name.clone(), before.version.clone(), what));
         }
-        for tool in before.tools.keys().filter(|t| !after.tools.contains_key(*t)) {
+        for tool in before.tools.keys().filter(|t| whole && !after.tools.contains_key(*t)) {
             rows.push((after.capture.clone(), after.session.clone(), after.server.clone(), after.version.clone(), tool.clone(), "removed", against, before_name.clone(), before.version.clone(), "no longer listed".to_string()));
         }
     };
+    // Sessions are in time order only when both have timestamps (or share a capture).
     for pair in listed.windows(2) {
-        if pair[0].server == pair[1].server {
+        let ordered = (pair[0].first_ts_us.is_some() && pair[1].first_ts_us.is_some()) || pair[0].capture == pair[1].capture;
+        if pair[0].server == pair[1].server && ordered {
             compare(&pair[0], &pair[1], "previous_session");
         }
     }

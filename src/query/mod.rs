@@ -41,7 +41,7 @@ pub fn context_for(tables: &dyn TableSource, sql: &str) -> Result<SQLContext, Qu
     let ctx = context(tables)?;
     if sql.contains("tool_changes") {
         use crate::model::tool_changes::{server_tools, tool_changes};
-        let listed = server_tools(tables.table("tools")?, tables.table("sessions")?)?;
+        let listed = server_tools(tables.table("tools")?, tables.table("sessions")?, tables.table("pages")?)?;
         ctx.register("tool_changes", tool_changes(&listed, tables.baseline())?.lazy());
     }
     Ok(ctx)

@@ -279,3 +279,68 @@ mod tests {
         assert!(truncation_chart(&[g], "t", 20).is_none());
     }
 }
+
+/// The lanes' colour in a swimlane (used nowhere else in the report).
+pub const LANE_COLOR: &str = "#6f42c1";
+
+/// A session's timeline as a swimlane: the client's lane on the left, the server's on the
+/// right, one arrow per message in the story's order (thicker for larger frames, labelled with
+/// method, tool and size), red where a finding is; a frame over a reader limit is crossed, and
+/// a death ends the lanes.
+pub fn swimlane(t: &crate::report::timeline::Timeline, id: &str) -> String {
+    const ROW: f64 = 24.0;
+    const TOP: f64 = 44.0;
+    let (left, right) = (120.0, WIDTH - 120.0);
+    let height = TOP + ROW * (t.lines.len() as f64 + 1.5) + 24.0;
+    let desc = format!("{} message(s) of session {} between the client and the server lanes{}.", t.lines.iter().filter(|l| l.what == "frame").count(), t.session, if t.ending.as_deref() == Some("abrupt") { "; the session ended abruptly" } else { "" });
+    let mut s = String::new();
+    open_svg(&mut s, id, height, &format!("Timeline of {}", t.session), &desc);
+    let _ = writeln!(s, "<g class=\"lanes\" {FONT}>");
+    for (x, name) in [(left, t.client.as_deref().unwrap_or("client")), (right, t.server.as_deref().unwrap_or("server"))] {
+        let _ = writeln!(s, "<text x=\"{x}\" y=\"18\" text-anchor=\"middle\" font-weight=\"600\">{}</text>", esc(name));
+        let _ = writeln!(s, "<line class=\"lane\" x1=\"{x}\" y1=\"26\" x2=\"{x}\" y2=\"{:.1}\" stroke=\"{LANE_COLOR}\" stroke-width=\"3\"/>", height - 20.0);
+    }
+    let _ = writeln!(s, "</g>");
+    for (i, l) in t.lines.iter().enumerate() {
+        let y = TOP + ROW * i as f64;
+        let flagged = !l.findings.is_empty();
+        if l.what == "event" {
+            let text: String = l.outcome.clone().unwrap_or_default().chars().take(70).collect();
+            let _ = writeln!(s, "<text class=\"event\" x=\"{:.1}\" y=\"{y:.1}\" text-anchor=\"middle\" fill=\"#777\" {FONT}>{}</text>", (left + right) / 2.0, esc(&format!("· {} {text}", l.kind)));
+            continue;
+        }
+        let (x1, x2, class) = if l.direction.as_deref() == Some("s2c") { (right, left, "s2c") } else { (left, right, "c2s") };
+        let bytes = l.bytes.unwrap_or(0);
+        let width = (1.0 + (bytes.max(1) as f64).log2() / 3.0).min(9.0);
+        let color = if flagged { LIMIT_COLOR } else if class == "c2s" { C2S_COLOR } else { S2C_COLOR };
+        let head = if x2 > x1 { x2 - 8.0 } else { x2 + 8.0 };
+        let label = [l.method.clone(), l.tool.clone(), Some(format!("{} B", thousands_label(bytes))), l.outcome.clone().filter(|o| o != "ok")].into_iter().flatten().collect::<Vec<_>>().join(" ");
+        let _ = writeln!(
+            s,
+            "<g class=\"arrow {class}{}\" data-seq=\"{}\" data-bytes=\"{bytes}\"><line x1=\"{x1}\" y1=\"{y:.1}\" x2=\"{head}\" y2=\"{y:.1}\" stroke=\"{color}\" stroke-width=\"{width:.1}\"/><path d=\"M{x2} {y:.1} L{head} {:.1} L{head} {:.1} Z\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" {FONT}>{}</text><title>{}</title></g>",
+            if flagged { " finding" } else { "" },
+            l.seq.unwrap_or(0),
+            y - 5.0,
+            y + 5.0,
+            (left + right) / 2.0,
+            y - 6.0,
+            esc(&label.chars().take(80).collect::<String>()),
+            esc(&l.findings.join("\n"))
+        );
+        // A frame over a reader limit is crossed where its reader takes it.
+        if l.findings.iter().any(|f| f.contains(" error near_limit_frames")) {
+            let (tx, anchor) = if x2 < x1 { (x2 + 14.0, "start") } else { (x2 - 14.0, "end") };
+            let _ = writeln!(s, "<g class=\"limit-cross\"><path d=\"M{:.1} {:.1} l12 12 M{:.1} {:.1} l-12 12\" stroke=\"{LIMIT_COLOR}\" stroke-width=\"3\"/><text x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\" fill=\"{LIMIT_COLOR}\" {FONT}>over the reading client's limit: it drops the frame here</text></g>", x2 - 6.0, y - 6.0, x2 + 6.0, y - 6.0, y + 17.0);
+        }
+    }
+    if t.ending.as_deref() == Some("abrupt") && t.left_out_after == 0 {
+        let y = TOP + ROW * t.lines.len() as f64 + 4.0;
+        let _ = writeln!(s, "<g class=\"death\"><rect x=\"{left}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"6\" fill=\"{LIMIT_COLOR}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"{LIMIT_COLOR}\" {FONT}>{}</text></g>", right - left, (left + right) / 2.0, y + 20.0, esc(&format!("session died: {}", t.end_cause.as_deref().unwrap_or("abruptly")).chars().take(100).collect::<String>()));
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn thousands_label(n: u64) -> String {
+    super::stats::thousands(n)
+}

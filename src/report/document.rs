@@ -48,6 +48,11 @@ pub struct Report {
     pub latency: Vec<LatencyGroup>,
     /// One section per rule, in rule order.
     pub rules: Vec<RuleSection>,
+    /// The story of each session with findings (the most severe first, at most
+    /// [`crate::report::gather::MAX_TIMELINES`]), around its most severe finding.
+    pub timelines: Vec<crate::report::timeline::Timeline>,
+    /// Sessions with findings left without a timeline by that cap (`capture: session`).
+    pub timelines_left_out: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

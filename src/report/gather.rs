@@ -50,6 +50,38 @@ fn nonneg(v: Option<i64>) -> u64 {
 }
 
 /// Shortens `text` to [`EXCERPT_CHARS`] on one line, redacting first when asked.
+/// Sessions with findings that get a timeline in the report (the rest are named).
+pub const MAX_TIMELINES: usize = 8;
+
+/// Frames each report timeline shows before its anchor.
+const TIMELINE_WINDOW: u64 = 12;
+
+/// The timelines of the sessions with warn or error findings, most severe first (findings
+/// come sorted by severity), each around its most severe finding that names a request.
+fn timelines(tables: &dyn TableSource, findings: &[Finding], redaction: Redaction) -> Result<(Vec<crate::report::timeline::Timeline>, Vec<String>), DocumentError> {
+    use crate::report::timeline::{TimelineRequest, timeline};
+    let mut sessions: Vec<(String, String)> = Vec::new();
+    for f in findings.iter().filter(|f| f.severity != Severity::Info.as_str()) {
+        if let Some(s) = &f.session
+            && !sessions.iter().any(|(c, x)| c == &f.capture && x == s)
+        {
+            sessions.push((f.capture.clone(), s.clone()));
+        }
+    }
+    let left_out = sessions.iter().skip(MAX_TIMELINES).map(|(c, s)| format!("{c}: {s}")).collect();
+    let mut out = Vec::new();
+    for (capture, session) in sessions.into_iter().take(MAX_TIMELINES) {
+        let around = findings.iter().find(|f| f.capture == capture && f.session.as_deref() == Some(session.as_str()) && f.rpc_id.is_some()).and_then(|f| f.rpc_id.clone());
+        let req = TimelineRequest { capture: Some(capture), session, around, window: TIMELINE_WINDOW, redact: redaction == Redaction::On };
+        // A session the tables cannot tell (an id only in an excerpt) is told from its end.
+        let told = timeline(tables, &req, findings).or_else(|_| timeline(tables, &TimelineRequest { around: None, ..req.clone() }, findings));
+        if let Ok(t) = told {
+            out.push(t);
+        }
+    }
+    Ok((out, left_out))
+}
+
 pub fn excerpt(text: &str, redaction: Redaction) -> String {
     let text = if redaction == Redaction::On { redact(text) } else { text.to_string() };
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -73,6 +105,7 @@ impl Report {
         let truncation = truncation(tables, calls)?;
         let latency = latency(tables)?;
         let rules = rule_sections(tables, &sessions_df, rules, findings, redaction)?;
+        let (timelines, timelines_left_out) = timelines(tables, findings, redaction)?;
         let tool_calls = count(tables, |lf| lf.filter(col("method").eq(lit("tools/call"))))?;
         let sev = |s: Severity| findings.iter().filter(|f| f.severity == s.as_str()).count();
         let totals = Totals {
@@ -101,6 +134,8 @@ impl Report {
             truncation,
             latency,
             rules,
+            timelines,
+            timelines_left_out,
         })
     }
 

@@ -37,6 +37,8 @@ pub enum Block {
 pub enum ChartKind {
     FrameSizes,
     Truncation,
+    /// The swimlane of `Report::timelines[i]`.
+    Swimlane(usize),
 }
 
 /// Rows shown per findings table (the JSON report lists all).
@@ -76,7 +78,70 @@ impl Report {
         for r in self.rules.iter().filter(|r| r.layout.section.is_none()) {
             self.rule_section(&mut b, r);
         }
+        self.timelines_section(&mut b);
         b
+    }
+
+    /// The id of the timeline of a finding's session, when it has one.
+    fn timeline_of(&self, capture: &str, session: Option<&str>) -> Option<String> {
+        let s = session?;
+        self.timelines.iter().position(|t| t.capture == capture && t.session == s).map(|i| format!("timeline-{i}"))
+    }
+
+    /// Each session with findings told as a swimlane and a list, the findings where they happen.
+    fn timelines_section(&self, b: &mut Vec<Block>) {
+        if self.timelines.is_empty() {
+            return;
+        }
+        b.push(Block::Heading { level: 2, id: "timelines".into(), text: "Timelines".into() });
+        let mut p = vec![t(format!(
+            "The story of each session with warn or error findings (at most {}), around its most severe finding: client and server lanes, one arrow per message (width by size), the findings where they happen. ",
+            super::gather::MAX_TIMELINES
+        ))];
+        if !self.timelines_left_out.is_empty() {
+            p.push(t(format!("Left out ({}): {}. ", self.timelines_left_out.len(), self.timelines_left_out.join(", "))));
+        }
+        p.extend([code("mcpsift timeline --finding ID"), t(" tells any of them in the terminal.")]);
+        b.push(Block::Para(p));
+        for (i, tl) in self.timelines.iter().enumerate() {
+            b.push(Block::Heading { level: 3, id: format!("timeline-{i}"), text: format!("{} ({})", tl.session, tl.capture) });
+            let mut about = vec![t(format!(
+                "Client {}, server {}; {} frame(s), ended {}",
+                tl.client.as_deref().unwrap_or("?"),
+                tl.server.as_deref().unwrap_or("?"),
+                tl.frames_total,
+                tl.ending.as_deref().unwrap_or("?")
+            ))];
+            if let Some(c) = &tl.end_cause {
+                about.push(t(format!(" ({c})")));
+            }
+            about.push(t(match tl.ordered_by.as_str() {
+                "causal" => "; no timestamps: causal order, each answer after its request.",
+                "position" => "; no timestamps: in file order.",
+                _ => ".",
+            }));
+            if tl.left_out_before + tl.left_out_after > 0 {
+                about.push(t(format!(" {} earlier and {} later frame(s) left out.", tl.left_out_before, tl.left_out_after)));
+            }
+            b.push(Block::Para(about));
+            b.push(Block::Chart(ChartKind::Swimlane(i)));
+            let rows = tl
+                .lines
+                .iter()
+                .map(|l| {
+                    let what = [Some(l.kind.clone()), l.method.clone(), l.tool.clone(), l.rpc_id.as_ref().map(|id| format!("id={id}"))].into_iter().flatten().collect::<Vec<_>>().join(" ");
+                    vec![
+                        vec![t(l.seq.map(|q| q.to_string()).unwrap_or_default())],
+                        vec![t(match l.direction.as_deref() { Some("c2s") => "C→S", Some("s2c") => "S→C", _ => "·" })],
+                        vec![t(what)],
+                        l.bytes.map_or_else(|| vec![t("-")], num),
+                        vec![t(l.outcome.clone().unwrap_or_default())],
+                        vec![t(l.findings.join("; "))],
+                    ]
+                })
+                .collect();
+            b.push(Block::Table { header: vec!["seq", "dir", "message", "bytes", "outcome", "findings"], numeric: vec![false, false, false, true, false, false], rows, more: 0 });
+        }
     }
 
     fn summary(&self, b: &mut Vec<Block>) {
@@ -394,7 +459,11 @@ impl Report {
                 .take(MAX_ROWS)
                 .map(|f| {
                     let sev = if f.severity == Severity::Error.as_str() { Span::Strong(f.severity.clone()) } else { t(f.severity.clone()) };
-                    let mut row = vec![vec![code(f.id.clone())], vec![sev], vec![code(f.capture.clone())]];
+                    let id = match self.timeline_of(&f.capture, f.session.as_deref()) {
+                        Some(anchor) => Span::Anchor { text: f.id.clone(), id: anchor },
+                        None => code(f.id.clone()),
+                    };
+                    let mut row = vec![vec![id], vec![sev], vec![code(f.capture.clone())]];
                     if with_session {
                         row.push(opt_code(&f.session));
                     }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::markdown::meter;
 use super::{ExportError, Exporter};
-use crate::report::chart::{esc, frame_size_chart, truncation_chart};
+use crate::report::chart::{esc, frame_size_chart, swimlane, truncation_chart};
 use crate::report::document::Report;
 use crate::report::outline::{Block, ChartKind, Span};
 
@@ -154,6 +154,12 @@ pub fn render(report: &Report) -> String {
                         body,
                         "<figure class=\"chart\">{svg}<figcaption>Frames per power-of-two size bin, client→server and server→client stacked; dashed lines are the enabled reader limits.</figcaption></figure>"
                     );
+                }
+            }
+            Block::Chart(ChartKind::Swimlane(i)) => {
+                if let Some(tl) = report.timelines.get(*i) {
+                    let svg = swimlane(tl, &format!("chart-swimlane-{i}"));
+                    let _ = writeln!(body, "<figure class=\"chart swimlane\">{svg}<figcaption>Client (left) and server (right) lanes: one arrow per message, thicker for larger ones; red marks a frame with a finding, a crossed limit and a death.</figcaption></figure>");
                 }
             }
             Block::Chart(ChartKind::Truncation) => {

@@ -137,7 +137,7 @@ pub fn render(report: &Report) -> String {
                 }
             }
             // The rates table carries a bar per row.
-            Block::Chart(ChartKind::Truncation) => {}
+            Block::Chart(ChartKind::Truncation | ChartKind::Swimlane(_)) => {}
         }
     }
     out
