@@ -115,3 +115,32 @@ fn frame_prints_the_recorded_bytes_and_redacts_secrets_by_default() {
     let raw = String::from_utf8(mcpsift(&["frame", p, "-q", "--rpc-id", "1", "--request", "--no-redact", "--pretty"]).stdout).unwrap();
     assert!(raw.contains("SECRET42") && raw.contains("\n  \"id\": 1"), "{raw}");
 }
+
+#[test]
+fn a_clock_going_backwards_is_said_and_the_window_counts_what_it_leaves_out() {
+    // A transcript whose third message is stamped before the second, then 40 pings.
+    let dir = temp_dir("timeline-clock");
+    let path = dir.join("clock.jsonl");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let line = |f: &mut std::fs::File, ts: i64, dir: &str, msg: &str| writeln!(f, r#"{{"ts_us":{ts},"session":"s","direction":"{dir}","message":{msg}}}"#).unwrap();
+    line(&mut f, 1_000_000, "c2s", r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#);
+    line(&mut f, 3_000_000, "s2c", r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#);
+    line(&mut f, 2_000_000, "c2s", r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    for i in 0..40 {
+        line(&mut f, 4_000_000 + i * 1000, if i % 2 == 0 { "c2s" } else { "s2c" }, &if i % 2 == 0 { format!(r#"{{"jsonrpc":"2.0","id":{},"method":"ping"}}"#, 100 + i / 2) } else { format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, 100 + i / 2) });
+    }
+    drop(f);
+    let p = path.to_str().unwrap();
+    let t = json(&["timeline", p, "-q", "--session", "s", "--around", "1", "--window", "5", "--format", "json"]);
+    assert_eq!(t["clock_went_backwards"], true, "{t}");
+    let back: Vec<&Value> = t["lines"].as_array().unwrap().iter().filter(|l| l["clock_backwards"] == true).collect();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0]["ts_us"], 2_000_000);
+    // 43 frames: the window shows up to 5 before the anchor (seq 2) and 3 after it.
+    let shown = t["lines"].as_array().unwrap().len() as i64;
+    assert_eq!(shown + t["left_out_before"].as_i64().unwrap() + t["left_out_after"].as_i64().unwrap(), 43);
+    assert_eq!(t["left_out_after"].as_i64().unwrap(), 43 - 3 - 3);
+    let text = String::from_utf8(mcpsift(&["timeline", p, "-q", "--session", "s", "--around", "1", "--window", "5"]).stdout).unwrap();
+    assert!(text.contains("the capture's clock went backwards") && text.contains("⟲"), "{text}");
+    assert!(text.contains(&format!("… {} later frame(s) left out (--window)", 43 - 6)), "{text}");
+}

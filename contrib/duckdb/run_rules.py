@@ -14,7 +14,7 @@ import sys
 
 import duckdb
 
-TABLES = ["frames", "calls", "sessions", "tools", "events", "pages", "limits"]
+TABLES = ["frames", "calls", "sessions", "tools", "events", "pages", "limits", "tool_changes"]
 
 
 def main() -> int:
@@ -27,9 +27,11 @@ def main() -> int:
             # The parts the manifest names (never leftovers of an interrupted run), plus the
             # zero-row schema file so an empty table still has its columns.
             named = [p["file"] for e in manifest["inputs"] for p in e["parts"].get(name, [])]
-            if name == "limits" and manifest.get("limits"):
-                named = [manifest["limits"]["file"]]
-            files = [os.path.join(tables_dir, f) for f in named] + [os.path.join(tables_dir, name, "schema.parquet")]
+            if name in ("limits", "tool_changes") and manifest.get(name):
+                # Tables of the whole dataset, not of one capture.
+                named = [manifest[name]["file"]]
+            schema = os.path.join(tables_dir, name, "schema.parquet")
+            files = [os.path.join(tables_dir, f) for f in named] + ([schema] if os.path.isfile(schema) else [])
         else:
             single = os.path.join(tables_dir, f"{name}.parquet")
             files = [single] if os.path.isfile(single) else sorted(glob.glob(os.path.join(tables_dir, name, "*.parquet")))

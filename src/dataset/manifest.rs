@@ -88,13 +88,17 @@ pub struct Manifest {
     /// The `limits` table as the last run wrote it (for other engines; mcpsift's own
     /// commands use the limits of their flags).
     pub limits: Option<Part>,
+    /// The `tool_changes` table over the whole dataset (for other engines: mcpsift computes it
+    /// when a query names it, with `check --baseline` too).
+    #[serde(default)]
+    pub tool_changes: Option<Part>,
     /// Inputs in reading order (the order rows are scanned in).
     pub inputs: Vec<InputEntry>,
 }
 
 impl Manifest {
     pub fn new(options: String) -> Self {
-        Manifest { format: FORMAT.into(), schema_version: schema_version(), mcpsift_version: env!("CARGO_PKG_VERSION").into(), options, limits: None, inputs: Vec::new() }
+        Manifest { format: FORMAT.into(), schema_version: schema_version(), mcpsift_version: env!("CARGO_PKG_VERSION").into(), options, limits: None, tool_changes: None, inputs: Vec::new() }
     }
 
     pub fn path(dir: &Path) -> PathBuf {

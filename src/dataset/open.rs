@@ -146,7 +146,7 @@ impl TableSource for CaptureSource<'_> {
 }
 
 /// The table `name` of `inputs`: their parts in order, or an empty table with the columns.
-fn scan(dir: &Path, inputs: &[InputEntry], limits: &DataFrame, name: &str) -> PolarsResult<LazyFrame> {
+pub(crate) fn scan(dir: &Path, inputs: &[InputEntry], limits: &DataFrame, name: &str) -> PolarsResult<LazyFrame> {
     {
         if name == ReaderLimit::NAME {
             return Ok(limits.clone().lazy());

@@ -152,6 +152,7 @@ impl Writer {
             let parts: Vec<&Part> = manifest.inputs.iter().flat_map(|e| e.parts.get(table).into_iter().flatten()).collect();
             summary.tables.push((table, parts.iter().map(|p| p.rows).sum(), parts.len()));
         }
+        manifest.tool_changes = tool_changes_part(&self.dir, &manifest)?;
         write_schema_files(&self.dir)?;
         manifest.write(&self.dir)?;
         remove_unnamed(&self.dir, &manifest);
@@ -159,11 +160,31 @@ impl Writer {
     }
 }
 
+/// The `tool_changes` table over every capture the manifest names (it compares sessions
+/// across captures, so it is the dataset's, not a capture's), for engines other than mcpsift.
+fn tool_changes_part(dir: &Path, manifest: &Manifest) -> Result<Option<Part>, DatasetError> {
+    use crate::model::tool_changes::{server_tools, tool_changes};
+    use polars::prelude::*;
+    let write_err = |e: PolarsError| DatasetError::Write { table: TOOL_CHANGES, reason: e.to_string() };
+    let none = DataFrame::empty();
+    let scan = |table: &'static str| super::open::scan(dir, &manifest.inputs, &none, table).map_err(write_err);
+    let listed = server_tools(scan("tools")?, scan("sessions")?, scan("pages")?).map_err(write_err)?;
+    let df = tool_changes(&listed, None).map_err(write_err)?;
+    let stem = format!("part-changes-{}", &blake3::hash(format!("{:?}", manifest.inputs.iter().map(|e| e.all_parts().collect::<Vec<_>>()).collect::<Vec<_>>()).as_bytes()).to_hex()[..16]);
+    Ok(TableParts::new(dir, TOOL_CHANGES, &stem).finish(df)?.into_iter().next())
+}
+
+/// The dataset-wide table of tool definition changes.
+pub const TOOL_CHANGES: &str = "tool_changes";
+
 /// `TABLE/schema.parquet`, zero rows, in every table folder: other engines (DuckDB, Spark)
 /// globbing `TABLE/*.parquet` see the columns even of a table with no parts.
 fn write_schema_files(dir: &Path) -> Result<(), DatasetError> {
-    for table in INPUT_TABLES.into_iter().chain([ReaderLimit::NAME]) {
-        let schema = crate::model::tables::schema_of(table).unwrap_or_default();
+    for table in INPUT_TABLES.into_iter().chain([ReaderLimit::NAME, TOOL_CHANGES]) {
+        let schema = match table {
+            TOOL_CHANGES => crate::model::tool_changes::tool_changes(&[], None).map(|df| (**df.schema()).clone()).unwrap_or_default(),
+            _ => crate::model::tables::schema_of(table).unwrap_or_default(),
+        };
         let folder = dir.join(table);
         std::fs::create_dir_all(&folder).map_err(|source| DatasetError::Io { path: folder.clone(), source })?;
         let (tmp, path) = (folder.join(".schema.parquet.tmp"), folder.join(SCHEMA_FILE));
@@ -182,8 +203,8 @@ pub const SCHEMA_FILE: &str = "schema.parquet";
 /// Removes part files (and temporary files of interrupted runs) no manifest entry names.
 /// Only files named like parts are touched.
 fn remove_unnamed(dir: &Path, manifest: &Manifest) {
-    let named: HashSet<&str> = manifest.inputs.iter().flat_map(|e| e.all_parts()).chain(&manifest.limits).map(|p| p.file.as_str()).collect();
-    for table in INPUT_TABLES.iter().chain([&ReaderLimit::NAME]) {
+    let named: HashSet<&str> = manifest.inputs.iter().flat_map(|e| e.all_parts()).chain(&manifest.limits).chain(&manifest.tool_changes).map(|p| p.file.as_str()).collect();
+    for table in INPUT_TABLES.iter().chain([&ReaderLimit::NAME, &TOOL_CHANGES]) {
         let Ok(entries) = std::fs::read_dir(dir.join(table)) else { continue };
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().to_string();

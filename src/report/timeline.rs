@@ -227,12 +227,17 @@ pub fn timeline(tables: &dyn TableSource, req: &TimelineRequest, findings: &[Fin
         let pos = if by_time { "ts_us" } else { "\"offset\"" };
         // At the session's ends the window is open: what the host said after the last frame
         // (a transport closed, a server crashed) belongs to the story.
-        let k0 = if left_out_before == 0 { i64::MIN } else { k0 };
-        let k1 = if left_out_after == 0 { i64::MAX } else { k1 };
+        let mut range = String::new();
+        if left_out_before > 0 {
+            range.push_str(&format!(" AND {pos} >= {k0}"));
+        }
+        if left_out_after > 0 {
+            range.push_str(&format!(" AND {pos} <= {k1}"));
+        }
         let events = run_sql(
             tables,
             &format!(
-                "SELECT ts_us, \"offset\" AS event_offset, level, kind, text FROM events WHERE capture = {} AND (session = {} OR session IS NULL) AND {pos} >= {k0} AND {pos} <= {k1} ORDER BY {pos} LIMIT {}",
+                "SELECT ts_us, \"offset\" AS event_offset, level, kind, text FROM events WHERE capture = {} AND (session = {} OR session IS NULL){range} ORDER BY {pos} LIMIT {}",
                 lit_sql(&capture),
                 lit_sql(&req.session),
                 window.saturating_mul(2).max(10)
