@@ -38,3 +38,24 @@ export async function runStep(steps, label, client, fn) {
     row.ms = Date.now() - t0;
     return row;
 }
+
+// A walks the tool-level paginated list while B makes a few calls (both drivers, same steps).
+export function listOrdersWhileBCalls(A, B, step) {
+    return Promise.all([
+        step('list_orders walk (tool-level cursor)', 'A', async () => {
+            const pages = [];
+            let cursor;
+            do {
+                const r = await A.callTool({ name: 'list_orders', arguments: cursor ? { cursor } : {} });
+                pages.push({ cursor_in: cursor ?? null, items: r.structuredContent.items.length, next: r.structuredContent.nextCursor ?? null });
+                cursor = r.structuredContent.nextCursor;
+            } while (cursor);
+            return { pages };
+        }),
+        (async () => {
+            await step('search_menu', 'B', async () => summarize(await B.callTool({ name: 'search_menu', arguments: { q: 'risotto' } })));
+            await step('get_reservation', 'B', async () => summarize(await B.callTool({ name: 'get_reservation', arguments: { reservation_id: 'R-1042' } })));
+            await step('book_table', 'B', async () => summarize(await B.callTool({ name: 'book_table', arguments: { party: 4, time: '19:30' } })));
+        })()
+    ]);
+}

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { CLIENTS, runStep, summarize } from './driver_common.mjs';
+import { CLIENTS, listOrdersWhileBCalls, runStep, summarize } from './driver_common.mjs';
 
 const [base, work] = process.argv.slice(2);
 const exchanges = [];
@@ -69,23 +69,7 @@ await Promise.all([
     step("listTools(undefined, {cacheMode:'bypass'}) walk", 'A', async () => summarize(await A.listTools(undefined, { cacheMode: 'bypass' }))),
     step('listTools() walk', 'B', async () => summarize(await B.listTools()))
 ]);
-await Promise.all([
-    step('list_orders walk (tool-level cursor)', 'A', async () => {
-        const pages = [];
-        let cursor;
-        do {
-            const r = await A.callTool({ name: 'list_orders', arguments: cursor ? { cursor } : {} });
-            pages.push({ cursor_in: cursor ?? null, items: r.structuredContent.items.length, next: r.structuredContent.nextCursor ?? null });
-            cursor = r.structuredContent.nextCursor;
-        } while (cursor);
-        return { pages };
-    }),
-    (async () => {
-        await step('search_menu', 'B', async () => summarize(await B.callTool({ name: 'search_menu', arguments: { q: 'risotto' } })));
-        await step('get_reservation', 'B', async () => summarize(await B.callTool({ name: 'get_reservation', arguments: { reservation_id: 'R-1042' } })));
-        await step('book_table', 'B', async () => summarize(await B.callTool({ name: 'book_table', arguments: { party: 4, time: '19:30' } })));
-    })()
-]);
+await listOrdersWhileBCalls(A, B, step);
 // A has no cached tools/list (bypass): no Mcp-Param-Region header -> HTTP 400 -32020 -> the SDK
 // evicts, re-lists from page 1 (walk 3) and resends with the header, under a new id
 await step('query_region (no cached schema: -32020, SDK re-lists and retries)', 'A', async () => summarize(await A.callTool({ name: 'query_region', arguments: { region: 'eu-west', day: '2026-11-30' } })));

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { CLIENTS, runStep, summarize, BIG_OK, BIG_OVER } from './driver_common.mjs';
+import { CLIENTS, listOrdersWhileBCalls, runStep, summarize, BIG_OK, BIG_OVER } from './driver_common.mjs';
 
 const [work, shim] = process.argv.slice(2);
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -81,23 +81,7 @@ await Promise.all([
     step('listTools() walk', 'B', async () => summarize(await B.listTools()))
 ]);
 // A walks the tool-level paginated list while B makes a few calls
-await Promise.all([
-    step('list_orders walk (tool-level cursor)', 'A', async () => {
-        const pages = [];
-        let cursor;
-        do {
-            const r = await A.callTool({ name: 'list_orders', arguments: cursor ? { cursor } : {} });
-            pages.push({ cursor_in: cursor ?? null, items: r.structuredContent.items.length, next: r.structuredContent.nextCursor ?? null });
-            cursor = r.structuredContent.nextCursor;
-        } while (cursor);
-        return { pages };
-    }),
-    (async () => {
-        await step('search_menu', 'B', async () => summarize(await B.callTool({ name: 'search_menu', arguments: { q: 'risotto' } })));
-        await step('get_reservation', 'B', async () => summarize(await B.callTool({ name: 'get_reservation', arguments: { reservation_id: 'R-1042' } })));
-        await step('book_table', 'B', async () => summarize(await B.callTool({ name: 'book_table', arguments: { party: 4, time: '19:30' } })));
-    })()
-]);
+await listOrdersWhileBCalls(A, B, step);
 // -32020: the server rejects A's first query_region; the SDK evicts its tools/list cache, re-lists
 // from page 1 (walk 3) and resends the call under a new id
 await step('query_region (answered -32020, SDK re-lists and retries)', 'A', async () => summarize(await A.callTool({ name: 'query_region', arguments: { region: 'eu-west', day: '2026-11-30' } })));
