@@ -16,7 +16,7 @@ fn json(args: &[&str]) -> Value {
 
 /// (request bytes, response bytes) of the call with this id in the truth's `calls`.
 fn truth_call(calls: &[Value], id: &str) -> Option<(i64, Option<i64>)> {
-    calls.iter().find(|c| c["id"].to_string() == id || c["id"].as_str() == Some(id)).map(|c| (c["bytes"].as_i64().unwrap(), c["response_bytes"].as_i64()))
+    calls.iter().find(|c| (c["id"].is_i64() && id.parse::<i64>().ok() == c["id"].as_i64()) || c["id"].as_str() == Some(id)).map(|c| (c["bytes"].as_i64().unwrap(), c["response_bytes"].as_i64()))
 }
 
 #[test]

@@ -101,10 +101,9 @@ pub fn run(args: &FrameArgs) -> anyhow::Result<u8> {
     out.write_all(&bytes)?;
     if let Some(end) = cut_at {
         writeln!(out, "\n… [mcpsift: cut at {end} of {total} bytes; --max-bytes]")?;
-    } else if args.pretty || !bytes.ends_with(b"\n") {
-        if !args.no_redact || args.pretty {
-            writeln!(out)?;
-        }
+    } else if args.pretty || (!args.no_redact && !bytes.ends_with(b"\n")) {
+        // Byte for byte (--no-redact) adds nothing; otherwise the text ends its line.
+        writeln!(out)?;
     }
     if capped {
         writeln!(out, "… [mcpsift: the frame is {wire} bytes on the wire; only the first {} were kept (--max-frame-bytes)]", total.min(wire))?;

@@ -219,11 +219,9 @@ fn diff(old: &Value, new: &Value, path: &str, out: &mut Vec<String>) {
                 out.push(format!("{path} reordered"));
             }
         }
-        (Value::String(a), Value::String(b)) if path == "description" || path.ends_with(".description") => {
-            if a != b {
-                let delta = b.chars().count() as i64 - a.chars().count() as i64;
-                out.push(if delta == 0 { format!("{path} reworded (same length)") } else { format!("{path} changed by {delta:+} characters") });
-            }
+        (Value::String(a), Value::String(b)) if (path == "description" || path.ends_with(".description")) && a != b => {
+            let delta = b.chars().count() as i64 - a.chars().count() as i64;
+            out.push(if delta == 0 { format!("{path} reworded (same length)") } else { format!("{path} changed by {delta:+} characters") });
         }
         (a, b) if a != b => out.push(format!("{path}: {a} → {b}")),
         _ => {}

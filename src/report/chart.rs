@@ -245,41 +245,6 @@ pub fn truncation_chart(groups: &[TruncationGroup], id: &str, max_rows: usize) -
     Some(s)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::document::{LimitLine, SizeBin};
-
-    #[test]
-    fn ticks_are_round() {
-        assert_eq!(tick_step(7, 5), 2);
-        assert_eq!(tick_step(1, 5), 1);
-        assert_eq!(tick_step(230, 5), 50);
-    }
-
-    #[test]
-    fn frame_chart_has_title_bars_and_limit_lines() {
-        let sizes = FrameSizes {
-            frames: 3,
-            largest_c2s: 100,
-            largest_s2c: 9_000_000,
-            bins: (6..24).map(|k| SizeBin { lo_bytes: 1 << k, hi_bytes: 1 << (k + 1), c2s: u64::from(k == 6), s2c: u64::from(k == 23) * 2 }).collect(),
-            limits: vec![LimitLine { name: "ts_sdk_stdio".into(), bytes: 10_485_760, warn_ratio: 0.9, scope: "stdio".into(), enabled: true }],
-        };
-        let svg = frame_size_chart(&sizes, "sizes").unwrap_or_default();
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
-        assert!(svg.contains("<title id=\"sizes-title\">"));
-        assert_eq!(svg.matches("class=\"bar ").count(), 2);
-        assert!(svg.contains("ts_sdk_stdio 10 MiB"));
-    }
-
-    #[test]
-    fn truncation_chart_is_absent_when_everything_arrived() {
-        let g = TruncationGroup { tool: "t".into(), client_name: "c".into(), client_version: "1".into(), calls: 2, truncated: 0, lost: 0, cancelled: 0, max_resp_bytes: 10 };
-        assert!(truncation_chart(&[g], "t", 20).is_none());
-    }
-}
-
 /// The lanes' colour in a swimlane (used nowhere else in the report).
 pub const LANE_COLOR: &str = "#6f42c1";
 
@@ -343,4 +308,39 @@ pub fn swimlane(t: &crate::report::timeline::Timeline, id: &str) -> String {
 
 fn thousands_label(n: u64) -> String {
     super::stats::thousands(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::document::{LimitLine, SizeBin};
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(tick_step(7, 5), 2);
+        assert_eq!(tick_step(1, 5), 1);
+        assert_eq!(tick_step(230, 5), 50);
+    }
+
+    #[test]
+    fn frame_chart_has_title_bars_and_limit_lines() {
+        let sizes = FrameSizes {
+            frames: 3,
+            largest_c2s: 100,
+            largest_s2c: 9_000_000,
+            bins: (6..24).map(|k| SizeBin { lo_bytes: 1 << k, hi_bytes: 1 << (k + 1), c2s: u64::from(k == 6), s2c: u64::from(k == 23) * 2 }).collect(),
+            limits: vec![LimitLine { name: "ts_sdk_stdio".into(), bytes: 10_485_760, warn_ratio: 0.9, scope: "stdio".into(), enabled: true }],
+        };
+        let svg = frame_size_chart(&sizes, "sizes").unwrap_or_default();
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert!(svg.contains("<title id=\"sizes-title\">"));
+        assert_eq!(svg.matches("class=\"bar ").count(), 2);
+        assert!(svg.contains("ts_sdk_stdio 10 MiB"));
+    }
+
+    #[test]
+    fn truncation_chart_is_absent_when_everything_arrived() {
+        let g = TruncationGroup { tool: "t".into(), client_name: "c".into(), client_version: "1".into(), calls: 2, truncated: 0, lost: 0, cancelled: 0, max_resp_bytes: 10 };
+        assert!(truncation_chart(&[g], "t", 20).is_none());
+    }
 }
