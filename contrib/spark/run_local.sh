@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Runs the Spark job in local mode on samples/ and the shared corpus and checks that its findings
-# equal `mcpsift check` on the same inputs (as multisets of rule, severity, capture, session,
-# rpc_id, tool). Installs what is missing: Java 17 (Debian openjdk-17-jre-headless) and a venv
-# with PySpark 4 and pyarrow in ~/.cache/mcpsift-spark-venv. Not part of .ci/run (too heavy).
+# Runs the Spark job in local mode (local[2]) on samples/ and the shared corpus, in one job run
+# from the repository (captures named as `mcpsift check samples ../shared/corpus` names them),
+# and checks that its findings equal `mcpsift check` on the same inputs (as multisets of rule,
+# severity, capture, session, rpc_id, tool) and that `mcpsift check OUT` reads the dataset the
+# job wrote. Installs what is missing: Java 17 (Debian openjdk-17-jre-headless) and a venv with
+# PySpark 4 and pyarrow in ~/.cache/mcpsift-spark-venv. Not part of .ci/run (too heavy).
+# run_cluster.sh does the same on a standalone cluster.
 #
 # usage: contrib/spark/run_local.sh [MCPSIFT_BINARY]   (default: a release build of this checkout)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-corpus="${MCPSIFT_CORPUS:-$repo/../shared/corpus}"
+corpus="$(cd "${MCPSIFT_CORPUS:-$repo/../shared/corpus}" && pwd)"
 
 if ! command -v java >/dev/null; then
   apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y openjdk-17-jre-headless
@@ -24,28 +27,24 @@ if [ -z "$bin" ]; then
   bin="${CARGO_TARGET_DIR:-$repo/target}/release/mcpsift"
 fi
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+export PYSPARK_PYTHON="$VENV/bin/python" PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
+corpus_rel="$(realpath --relative-to="$repo" "$corpus")"
+cd "$repo"
 status=0
-for root in "$repo/samples" "$(cd "$corpus" && pwd)"; do
-  name="$(basename "$root")"
-  parent="$(dirname "$root")"
-  (cd "$parent" && PYSPARK_PYTHON="$VENV/bin/python" "$VENV/bin/spark-submit" --master 'local[2]' \
-      "$here/mcpsift_spark.py" --mcpsift "$bin" --queries "${MCPSIFT_QUERIES:-$repo/queries}" --out "$out/$name" "$name" 2> "$out/$name.spark.log" | tail -1)
-  (cd "$parent" && "$bin" check "$name" -q --format json > "$out/$name.check.json")
-  "$VENV/bin/python" - "$out/$name" "$out/$name.check.json" <<'PY' || status=1
-import collections, glob, json, sys
-key = lambda f: (f["rule"], f["severity"], f["capture"], f.get("session"), f.get("rpc_id"), f.get("tool"))
-spark = [json.loads(l) for p in glob.glob(sys.argv[1] + "/findings_json/*.json") for l in open(p)]
-check = json.load(open(sys.argv[2]))["findings"]
-a, b = collections.Counter(map(key, spark)), collections.Counter(map(key, check))
-print(f"{sys.argv[1].rsplit('/', 1)[-1]}: Spark {len(spark)} finding(s), mcpsift check {len(check)}: " + ("same findings" if a == b else "DIFFERENT"))
-for k, n in (a - b).items():
-    print("  only Spark:", k, n)
-for k, n in (b - a).items():
-    print("  only check:", k, n)
-sys.exit(0 if a == b else 1)
-PY
-done
+"$VENV/bin/spark-submit" --master 'local[2]' --conf spark.ui.enabled=false "$here/mcpsift_spark.py" \
+  --mcpsift "$bin" --queries "${MCPSIFT_QUERIES:-$repo/queries}" --out "$out/ds" samples "$corpus_rel" \
+  >"$out/spark.out" 2>"$out/spark.err" || status=$?
+grep -v '^mcpsift_spark: \[' "$out/spark.out" || true
+if [ "$status" != 0 ]; then echo "the job exited $status:"; grep -v '^\s*at ' "$out/spark.err" | tail -20; fi
+"$bin" check samples "$corpus_rel" -q --format json --queries "${MCPSIFT_QUERIES:-$repo/queries}" >"$out/check.json" || true
+"$VENV/bin/python" "$here/compare_findings.py" "samples + $corpus_rel" "$out/ds" "$out/check.json" || status=1
+"$bin" check "$out/ds" -q --format json --queries "${MCPSIFT_QUERIES:-$repo/queries}" >"$out/check_ds.json" || status=1
+"$VENV/bin/python" -c '
+import json, sys
+a, b = (json.load(open(p))["findings"] for p in sys.argv[1:3])
+print("mcpsift check OUT (the dataset the job wrote): " + ("the same findings as on the raw inputs" if a == b else "DIFFERENT findings"))
+sys.exit(0 if a == b else 1)' "$out/check.json" "$out/check_ds.json" || status=1
 exit $status
