@@ -10,7 +10,8 @@ use crate::cli::FrameArgs;
 use mcpsift::ingest::discover::discover;
 use mcpsift::ingest::frame::{Event, Frame, FramingCategory, Sink, Skip};
 use mcpsift::ingest::run::ingest_capture;
-use mcpsift::query::run_sql;
+use mcpsift::model::tables::string_values;
+use mcpsift::query::{run_sql, sql_literal as lit};
 use mcpsift::report::redact::redact;
 
 /// Keeps the `want`-th frame a capture yields (frames are numbered as the model numbers them).
@@ -30,10 +31,6 @@ impl Sink for FrameAt {
     fn event(&mut self, _event: Event) {}
     fn skip(&mut self, _skip: Skip) {}
     fn framing(&mut self, _category: FramingCategory, _bytes: u64) {}
-}
-
-fn lit(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 pub fn run(args: &FrameArgs) -> anyhow::Result<u8> {
@@ -56,7 +53,7 @@ pub fn run(args: &FrameArgs) -> anyhow::Result<u8> {
     }
     let sql = format!("SELECT capture, session, seq, wire_bytes FROM frames WHERE {} ORDER BY capture, seq", filter.join(" AND "));
     let rows = run_sql(&audit.source, &sql)?;
-    let col = |n: &str| -> anyhow::Result<Vec<String>> { Ok(rows.column(n)?.cast(&polars::prelude::DataType::String)?.str()?.iter().map(|v| v.unwrap_or_default().to_string()).collect()) };
+    let col = |n: &str| -> anyhow::Result<Vec<String>> { Ok(string_values(&rows, n)?.into_iter().map(Option::unwrap_or_default).collect()) };
     let (captures, sessions, seqs, sizes) = (col("capture")?, col("session")?, col("seq")?, col("wire_bytes")?);
     match rows.height() {
         0 => bail!("no such frame in these inputs ({})", filter.join(", ")),

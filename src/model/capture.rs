@@ -301,7 +301,7 @@ impl CaptureModel {
         notes: &mut Vec<String>,
     ) -> Option<(String, Option<String>)> {
         let session: &str = session_name;
-        self.sessions.message(session, frame.transport, m);
+        self.sessions.message(session, frame.transport, seq, m);
         match m.kind {
             Some(Kind::Request) => {
                 let mut call = request_call(&self.capture, session_name, direction, seq, frame, m);
@@ -311,7 +311,6 @@ impl CaptureModel {
                 {
                     self.reissued(&mut call, fp);
                 }
-                self.sessions.state(session, frame.transport).last_request_seq = Some(seq);
                 let held = self.calls.request(call, frame.http.as_ref());
                 if let Some(earlier) = held.earlier {
                     let first = self.calls.get(earlier).map_or_else(|| "an earlier seq".to_string(), |c| format!("seq {}", c.req_seq));

@@ -146,8 +146,12 @@ impl Sessions {
     }
 
     /// Takes a message's client, server and protocol facts and its last error.
-    pub fn message(&mut self, key: &str, transport: Transport, m: &Message) {
+    /// `seq` is the message's frame: a request's becomes the session's latest request.
+    pub fn message(&mut self, key: &str, transport: Transport, seq: u64, m: &Message) {
         let st = self.state(key, transport);
+        if m.kind == Some(Kind::Request) {
+            st.last_request_seq = Some(seq);
+        }
         if let Some(ci) = &m.client_info
             && m.kind == Some(Kind::Request)
         {

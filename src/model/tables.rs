@@ -11,6 +11,16 @@ pub use super::limits::{ReaderLimit, default_limits};
 /// Every table's name, in [`Tables::named`] order.
 pub const TABLE_NAMES: [&str; 7] = [FrameRow::NAME, CallRow::NAME, SessionRow::NAME, ToolRow::NAME, EventRow::NAME, PageRow::NAME, ReaderLimit::NAME];
 
+/// A column's values as strings (cast first), for code that reads a query's few rows.
+pub fn string_values(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<String>>> {
+    Ok(df.column(name)?.cast(&DataType::String)?.str()?.iter().map(|v| v.map(str::to_string)).collect())
+}
+
+/// A column's values as 64-bit integers (cast first).
+pub fn int_values(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<i64>>> {
+    Ok(df.column(name)?.cast(&DataType::Int64)?.i64()?.iter().collect())
+}
+
 /// The columns of the table `name`.
 pub fn schema_of(name: &str) -> Option<Schema> {
     Some(match name {

@@ -10,6 +10,8 @@ use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::tables::string_values as strings;
+
 /// How many differences a change names before saying how many more.
 const DIFFERENCES_SHOWN: usize = 8;
 
@@ -70,17 +72,13 @@ impl Baseline {
     }
 }
 
-fn strings(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<String>>> {
-    Ok(df.column(name)?.cast(&DataType::String)?.str()?.iter().map(|v| v.map(str::to_string)).collect())
-}
-
 /// Each session's tools (its last definition of each tool), in time order per server: sessions
 /// by their first timestamp, then capture and session name.
 pub fn server_tools(tools: LazyFrame, sessions: LazyFrame, pages: LazyFrame) -> PolarsResult<Vec<ServerTools>> {
     let t = tools.select([col("capture"), col("session"), col("tool"), col("definition")]).collect()?;
     let s = sessions.select([col("capture"), col("session"), col("server_name"), col("server_version"), col("first_ts_us")]).collect()?;
     let (scap, ssess, sname, sver) = (strings(&s, "capture")?, strings(&s, "session")?, strings(&s, "server_name")?, strings(&s, "server_version")?);
-    let first: Vec<Option<i64>> = s.column("first_ts_us")?.cast(&DataType::Int64)?.i64()?.iter().collect();
+    let first = super::tables::int_values(&s, "first_ts_us")?;
     let mut by_session: BTreeMap<(String, String), (Option<i64>, ServerTools)> = BTreeMap::new();
     for i in 0..s.height() {
         let (Some(c), Some(se)) = (scap[i].clone(), ssess[i].clone()) else { continue };

@@ -26,6 +26,11 @@ pub enum QueryError {
     Polars(#[from] PolarsError),
 }
 
+/// `s` as a SQL string literal (quotes doubled), for values put into generated queries.
+pub fn sql_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
 /// A SQL context with every table registered under its DESIGN.md name.
 pub fn context(tables: &dyn TableSource) -> Result<SQLContext, QueryError> {
     let ctx = SQLContext::new();

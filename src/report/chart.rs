@@ -279,7 +279,7 @@ pub fn swimlane(t: &crate::report::timeline::Timeline, id: &str) -> String {
         let width = (1.0 + (bytes.max(1) as f64).log2() / 3.0).min(9.0);
         let color = if flagged { LIMIT_COLOR } else if class == "c2s" { C2S_COLOR } else { S2C_COLOR };
         let head = if x2 > x1 { x2 - 8.0 } else { x2 + 8.0 };
-        let label = [l.method.clone(), l.tool.clone(), Some(format!("{} B", thousands_label(bytes))), l.outcome.clone().filter(|o| o != "ok")].into_iter().flatten().collect::<Vec<_>>().join(" ");
+        let label = [l.method.clone(), l.tool.clone(), Some(format!("{} B", super::stats::thousands(bytes))), l.outcome.clone().filter(|o| o != "ok")].into_iter().flatten().collect::<Vec<_>>().join(" ");
         let _ = writeln!(
             s,
             "<g class=\"arrow {class}{}\" data-seq=\"{}\" data-bytes=\"{bytes}\"><line x1=\"{x1}\" y1=\"{y:.1}\" x2=\"{head}\" y2=\"{y:.1}\" stroke=\"{color}\" stroke-width=\"{width:.1}\"/><path d=\"M{x2} {y:.1} L{head} {:.1} L{head} {:.1} Z\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" {FONT}>{}</text><title>{}</title></g>",
@@ -304,10 +304,6 @@ pub fn swimlane(t: &crate::report::timeline::Timeline, id: &str) -> String {
     }
     s.push_str("</svg>");
     s
-}
-
-fn thousands_label(n: u64) -> String {
-    super::stats::thousands(n)
 }
 
 #[cfg(test)]

@@ -22,15 +22,11 @@ fn column_err(table: &'static str) -> impl Fn(PolarsError) -> DocumentError {
 }
 
 fn strings(df: &DataFrame, table: &'static str, name: &str) -> Result<Vec<Option<String>>, DocumentError> {
-    let err = column_err(table);
-    let c = df.column(name).map_err(&err)?.cast(&DataType::String).map_err(&err)?;
-    Ok(c.str().map_err(&err)?.iter().map(|v| v.map(str::to_string)).collect())
+    crate::model::tables::string_values(df, name).map_err(column_err(table))
 }
 
 fn ints(df: &DataFrame, table: &'static str, name: &str) -> Result<Vec<Option<i64>>, DocumentError> {
-    let err = column_err(table);
-    let c = df.column(name).map_err(&err)?.cast(&DataType::Int64).map_err(&err)?;
-    Ok(c.i64().map_err(&err)?.iter().collect())
+    crate::model::tables::int_values(df, name).map_err(column_err(table))
 }
 
 fn floats(df: &DataFrame, table: &'static str, name: &str) -> Result<Vec<Option<f64>>, DocumentError> {

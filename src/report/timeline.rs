@@ -5,7 +5,8 @@
 use polars::prelude::*;
 use serde::Serialize;
 
-use crate::query::{QueryError, TableSource, run_sql};
+use crate::model::tables::{int_values as ints, string_values as strings};
+use crate::query::{QueryError, TableSource, run_sql, sql_literal as lit_sql};
 use crate::report::findings::Finding;
 use crate::report::redact::redact;
 
@@ -82,18 +83,6 @@ pub enum TimelineError {
     NoId { id: String, session: String },
 }
 
-/// A SQL string literal.
-fn lit_sql(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
-fn strings(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<String>>> {
-    Ok(df.column(name)?.cast(&DataType::String)?.str()?.iter().map(|v| v.map(str::to_string)).collect())
-}
-
-fn ints(df: &DataFrame, name: &str) -> PolarsResult<Vec<Option<i64>>> {
-    Ok(df.column(name)?.cast(&DataType::Int64)?.i64()?.iter().collect())
-}
 
 /// Gathers the story: the session's row, the frames of the window and the events among them,
 /// and the findings where they happen.
