@@ -2,7 +2,8 @@
 //! `read_capture` produced (summary, framing, skips, events, one line per frame).
 use std::io::Read;
 
-use mcpsift::ingest::frame::{CollectSink, Sink};
+use mcpsift::ingest::accounting::CollectSink;
+use mcpsift::ingest::frame::Sink;
 use mcpsift::ingest::packet::pcap::{PcapOptions, read_capture};
 
 #[derive(Default)]

@@ -6,7 +6,8 @@
 #![allow(dead_code)]
 use mcpsift::ingest::connection::{Side, StreamEnd};
 use mcpsift::ingest::detect::Format;
-use mcpsift::ingest::frame::{CollectSink, Direction};
+use mcpsift::ingest::accounting::CollectSink;
+use mcpsift::ingest::frame::Direction;
 use mcpsift::ingest::har::reader::read_har;
 use mcpsift::ingest::http::stream::{HttpConnection, HttpEnv};
 use mcpsift::ingest::lines::claude_mcp_log::read_claude_mcp_log;

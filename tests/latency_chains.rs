@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::io::Read as _;
 
-use mcpsift::ingest::lines::jsonl::decode_base64;
+use mcpsift::ingest::base64::decode_base64;
 use serde_json::Value;
 
 use crate::util::{mcpsift, read_json, samples};

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use mcpsift::ingest::frame::{CollectSink, Direction, Transport};
+use mcpsift::ingest::accounting::CollectSink;
+use mcpsift::ingest::frame::{Direction, Transport};
 use mcpsift::ingest::packet::pcap::{PcapOptions, read_capture};
 
 const CAPTURES: [&str; 3] = ["http_ts_streamable", "http_ts_legacy_sse", "http_py_streamable"];

@@ -23,7 +23,8 @@ use mcpsift::model::capture::{ChunkSink, ModelOptions};
 use mcpsift::model::limits::default_limits;
 use mcpsift::dataset::manifest::options_fingerprint;
 use mcpsift::dataset::{Dataset, DatasetSource, WriteOptions, Writer, is_dataset};
-use mcpsift::pipeline::{Loaded, LoadedCapture, Request};
+use mcpsift::model::loaded::LoadedCapture;
+use mcpsift::pipeline::{Loaded, Request};
 use mcpsift::report::stats::render_capture;
 
 /// A run's captures and tables, read from a dataset (given, or written for raw inputs into a

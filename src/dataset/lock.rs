@@ -5,7 +5,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::DatasetError;
+use super::error::DatasetError;
 
 pub const LOCK: &str = ".mcpsift.lock";
 

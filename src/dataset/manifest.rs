@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::DatasetError;
+use super::error::DatasetError;
 use super::summary::CaptureSummary;
 use crate::model::rows::{CallRow, EventRow, FrameRow, PageRow, SessionRow, ToolRow};
 use crate::model::schema::Table;

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use super::manifest::{InputEntry, Manifest, Part};
-use super::{DatasetError, rebuild_command};
+use super::error::DatasetError;
 use crate::model::schema::Table as _;
 use crate::model::rows::FrameRow;
 use crate::model::tables::{ReaderLimit, schema_of};
-use crate::pipeline::LoadedCapture;
+use crate::model::loaded::LoadedCapture;
 use crate::query::TableSource;
 use crate::query::source::unknown;
 
@@ -159,4 +159,23 @@ pub(crate) fn scan(dir: &Path, inputs: &[InputEntry], limits: &DataFrame, name: 
         let args = ScanArgsParquet { schema: Some(std::sync::Arc::new(schema)), glob: false, ..ScanArgsParquet::default() };
         LazyFrame::scan_parquet_files(paths.into_iter().collect(), args)
     }
+}
+
+/// The command that writes (or rewrites) `dir` from the inputs of `entries`: a file by its
+/// path, a stdio pair as `--pair C2S:S2C`.
+fn rebuild_command<'a>(entries: impl IntoIterator<Item = &'a InputEntry>, dir: &Path) -> String {
+    let inputs: Vec<String> = entries
+        .into_iter()
+        .map(|e| match e.files.as_slice() {
+            [c2s, s2c] => format!("--pair {}", shell_word(&format!("{}:{}", c2s.path, s2c.path))),
+            files => files.iter().map(|f| shell_word(&f.path)).collect::<Vec<_>>().join(" "),
+        })
+        .collect();
+    let shown: Vec<&str> = inputs.iter().take(3).map(String::as_str).collect();
+    let more = if inputs.len() > 3 { format!(" … ({} inputs)", inputs.len()) } else { String::new() };
+    format!("mcpsift tables {}{more} --out {}", shown.join(" "), shell_word(&dir.display().to_string()))
+}
+
+fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-+:=@,".contains(&b)) { s.to_string() } else { format!("'{}'", s.replace('\'', "'\\''")) }
 }

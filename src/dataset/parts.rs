@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 
 use polars::prelude::*;
 
-use super::DatasetError;
+use super::error::DatasetError;
 use super::manifest::Part;
 use crate::model::capture::Chunk;
 

@@ -11,7 +11,7 @@ use crate::ingest::accounting::{Accounting, Diagnostic};
 use crate::ingest::detect::Format;
 use crate::ingest::run::FileReport;
 use crate::model::capture::CaptureRows;
-use crate::pipeline::LoadedCapture;
+use crate::model::loaded::LoadedCapture;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileSummary {

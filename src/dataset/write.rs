@@ -10,7 +10,7 @@ use std::time::UNIX_EPOCH;
 
 use polars::prelude::DataFrame;
 
-use super::DatasetError;
+use super::error::DatasetError;
 use super::lock::Lock;
 use super::open::part_problem;
 use super::manifest::{INPUT_TABLES, InputEntry, InputFile, Manifest, Part, schema_version};
@@ -21,7 +21,8 @@ use crate::model::capture::{Chunk, ChunkSink};
 use crate::model::rows::{CallRow, EventRow, FrameRow, PageRow, SessionRow, ToolRow};
 use crate::model::schema::Table;
 use crate::model::tables::ReaderLimit;
-use crate::pipeline::{CaptureStore, LoadedCapture, Stored, observe::files_of};
+use crate::model::loaded::LoadedCapture;
+use crate::pipeline::{CaptureStore, Stored, observe::files_of};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteOptions {

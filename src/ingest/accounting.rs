@@ -1,10 +1,11 @@
 //! Where one capture's input bytes went: bytes in frames (by frame label), framing bytes by
-//! category, skipped bytes by reason, and the diagnostics behind the skips. Counts only: it
-//! reads nothing and knows no MCP (frame labels are whatever the model names them).
+//! category, skipped bytes by reason, and the diagnostics behind the skips; and the sink that
+//! keeps a reader's output whole to check them ([`CollectSink`]). Counts only: it reads nothing
+//! and knows no MCP (frame labels are whatever the model names them).
 
 use std::collections::BTreeMap;
 
-use super::frame::{FramingCategory, Skip};
+use super::frame::{Event, Frame, FramingCategory, Sink, Skip};
 
 /// One problem with the input, for `--stats` and stderr.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,5 +78,42 @@ impl Accounting {
     /// Counts a source's skip in `file`.
     pub fn skip(&mut self, file: &str, s: Skip) {
         self.diagnostic(Diagnostic { file: file.to_string(), offset: s.offset, bytes: s.bytes, reason: s.reason.as_str(), detail: s.detail });
+    }
+}
+
+/// A sink that keeps everything in memory; for tests and small tools.
+#[derive(Debug, Default)]
+pub struct CollectSink {
+    pub frames: Vec<Frame>,
+    pub events: Vec<Event>,
+    pub skips: Vec<Skip>,
+    /// Framing bytes by category name.
+    pub framing: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl CollectSink {
+    /// Input bytes its frames, framing and skips account for (see
+    /// [`accounted_bytes`]).
+    pub fn accounted_bytes(&self) -> i128 {
+        accounted_bytes(
+            self.frames.iter().map(|f| f.wire_bytes).sum(),
+            self.framing.iter().map(|(k, v)| (*k, *v)),
+            self.skips.iter().map(|s| s.bytes).sum(),
+        )
+    }
+}
+
+impl Sink for CollectSink {
+    fn frame(&mut self, frame: Frame) {
+        self.frames.push(frame);
+    }
+    fn event(&mut self, event: Event) {
+        self.events.push(event);
+    }
+    fn skip(&mut self, skip: Skip) {
+        self.skips.push(skip);
+    }
+    fn framing(&mut self, category: FramingCategory, bytes: u64) {
+        *self.framing.entry(category.as_str()).or_default() += bytes;
     }
 }

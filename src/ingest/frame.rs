@@ -188,6 +188,10 @@ pub struct EventFacts {
     pub error_code: Option<i64>,
     /// HTTP status (`(HTTP 404)`, or the `status` of an embedded error).
     pub http_status: Option<u32>,
+    /// The recorder did not save the response to the request just before this event (a HAR
+    /// entry without its response body): that request was answered, its outcome is
+    /// `unknown_not_recorded`, not a lost call.
+    pub response_not_recorded: bool,
 }
 
 /// Bytes that became neither a frame nor framing overhead, with the reason.
@@ -462,42 +466,5 @@ pub trait Sink {
     /// copying ([`crate::ingest::lines::split::LineSplitter::next_owned_line`]).
     fn spare_payload(&mut self) -> Option<Vec<u8>> {
         None
-    }
-}
-
-/// A sink that keeps everything in memory; for tests and small tools.
-#[derive(Debug, Default)]
-pub struct CollectSink {
-    pub frames: Vec<Frame>,
-    pub events: Vec<Event>,
-    pub skips: Vec<Skip>,
-    /// Framing bytes by category name.
-    pub framing: std::collections::BTreeMap<&'static str, u64>,
-}
-
-impl CollectSink {
-    /// Input bytes its frames, framing and skips account for (see
-    /// [`accounted_bytes`](super::accounting::accounted_bytes)).
-    pub fn accounted_bytes(&self) -> i128 {
-        super::accounting::accounted_bytes(
-            self.frames.iter().map(|f| f.wire_bytes).sum(),
-            self.framing.iter().map(|(k, v)| (*k, *v)),
-            self.skips.iter().map(|s| s.bytes).sum(),
-        )
-    }
-}
-
-impl Sink for CollectSink {
-    fn frame(&mut self, frame: Frame) {
-        self.frames.push(frame);
-    }
-    fn event(&mut self, event: Event) {
-        self.events.push(event);
-    }
-    fn skip(&mut self, skip: Skip) {
-        self.skips.push(skip);
-    }
-    fn framing(&mut self, category: FramingCategory, bytes: u64) {
-        *self.framing.entry(category.as_str()).or_default() += bytes;
     }
 }

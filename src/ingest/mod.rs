@@ -3,10 +3,11 @@
 //! Sub-folders by source family: [`lines`] (newline-framed text: stdio, host logs, JSONL),
 //! [`packet`] (pcap/pcapng, link types, TCP), [`http`] (HTTP/1.x and SSE on TCP streams) and
 //! [`har`] (HAR files, read through [`http`]).
-//! At the top: what ingest hands on ([`frame`]), finding and opening inputs ([`discover`],
+//! At the top: what ingest hands on ([`frame`]), decoding base64 ([`base64`]), finding and opening inputs ([`discover`],
 //! [`input`]), the names of a TCP connection's streams ([`connection`]), recognising formats ([`detect`]), dispatch ([`run`]) and timestamps ([`time`]).
 
 pub mod accounting;
+pub mod base64;
 pub mod connection;
 pub mod detect;
 pub mod discover;

@@ -499,7 +499,7 @@ impl Sink for CaptureModel {
         if is_close_or_error(&e) {
             self.closes.push((e.session.clone(), self.seq));
         }
-        if e.kind == crate::ingest::har::exchange::BODY_MISSING_KIND && e.text.contains(crate::ingest::har::exchange::RESPONSE_BODY_MISSING) && self.seq > 0 {
+        if e.facts.response_not_recorded && self.seq > 0 {
             self.unrecorded_answers.push(self.seq - 1);
         }
         self.out.events.push(EventRow {

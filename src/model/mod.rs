@@ -15,6 +15,8 @@ mod facts;
 pub mod jsonstr;
 #[cfg(feature = "tables")]
 pub mod limits;
+#[cfg(feature = "tables")]
+pub mod loaded;
 pub mod message;
 #[cfg(feature = "tables")]
 mod pairing;

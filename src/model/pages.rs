@@ -29,7 +29,7 @@ struct DecodedCursor {
 }
 
 fn decode_cursor(cursor: &str) -> Option<DecodedCursor> {
-    let bytes = crate::ingest::lines::jsonl::decode_base64(cursor.trim())?;
+    let bytes = crate::ingest::base64::decode_base64(cursor.trim())?;
     let text = String::from_utf8(bytes).ok()?;
     let v: Value = serde_json::from_str(&text).ok()?;
     let o = v.as_object()?;

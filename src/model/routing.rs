@@ -21,7 +21,7 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     if s.bytes().any(|c| matches!(c, b'\n' | b'\r' | b' ')) {
         return None;
     }
-    crate::ingest::lines::jsonl::decode_base64(&s.replace('=', ""))
+    crate::ingest::base64::decode_base64(&s.replace('=', ""))
 }
 
 /// Two renderings of one value agree: equal text, or equal numbers (`42` and `42.0`).

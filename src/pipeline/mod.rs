@@ -12,8 +12,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::ingest::discover::{CaptureInput, DiscoverError, Discovery, PairSpec, discover};
-use crate::ingest::run::{FileReport, IngestOptions, ingest_capture, is_not_a_capture};
+use crate::ingest::run::{IngestOptions, ingest_capture};
 use crate::model::capture::{CaptureRows, ChunkSink, ModelOptions};
+use crate::model::loaded::LoadedCapture;
 use crate::model::tables::{ReaderLimit, Tables, build_tables, default_limits};
 pub use observe::{Observer, Unobserved};
 
@@ -35,28 +36,6 @@ impl Request {
     /// `paths` with every option at its default.
     pub fn new(paths: Vec<PathBuf>) -> Self {
         Request { paths, pairs: Vec::new(), ingest: IngestOptions::default(), model: ModelOptions::default(), limits: default_limits(), jobs: None }
-    }
-}
-
-/// One capture's result.
-pub struct LoadedCapture {
-    pub name: String,
-    pub files: Vec<FileReport>,
-    pub rows: CaptureRows,
-    /// Events of the capture (kept when its rows go to a dataset).
-    pub events: usize,
-}
-
-impl LoadedCapture {
-    pub fn new(name: String, files: Vec<FileReport>, rows: CaptureRows) -> Self {
-        let events = rows.events.len();
-        LoadedCapture { name, files, rows, events }
-    }
-
-    /// Whether this input is a capture at all (see [`is_not_a_capture`]): listed as skipped
-    /// when not, counted as a capture when it is.
-    pub fn is_capture(&self) -> bool {
-        !is_not_a_capture(&self.files, !self.rows.accounting.frames_by_kind.is_empty() || self.events > 0)
     }
 }
 

@@ -11,7 +11,7 @@ use super::redact::redact;
 use super::stats::unaccounted;
 use crate::model::rows::SessionRow;
 use crate::model::schema::Table as _;
-use crate::pipeline::LoadedCapture;
+use crate::model::loaded::LoadedCapture;
 use crate::query::header::ExcerptSource;
 use crate::query::rules::{Rule, Severity};
 use crate::query::source::{collect, each_capture};

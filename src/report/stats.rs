@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use crate::ingest::frame::FramingCategory;
 use crate::ingest::run::FileReport;
 use crate::model::capture::CaptureRows;
-use crate::pipeline::LoadedCapture;
+use crate::model::loaded::LoadedCapture;
 
 /// Groups digits: 52345678 → `52,345,678`.
 pub fn thousands(n: u64) -> String {

@@ -10,15 +10,12 @@
 use serde::Deserialize;
 
 /// The event kind of a body the HAR writer did not save.
-pub const BODY_MISSING_KIND: &str = "har_body_missing";
-/// What the event's text says when it is the response body (the model then knows the request
-/// just before it was answered: its outcome is `unknown_not_recorded`, not a lost call).
-pub const RESPONSE_BODY_MISSING: &str = ": response body";
+const BODY_MISSING_KIND: &str = "har_body_missing";
 
 use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
-use crate::ingest::frame::{Event, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
+use crate::ingest::frame::{Event, EventFacts, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
 use crate::ingest::http::stream::{HttpConnection, HttpEnv};
-use crate::ingest::lines::jsonl::decode_base64;
+use crate::ingest::base64::decode_base64;
 use crate::ingest::time::parse_rfc3339_us;
 
 /// A rebuilt head longer than this would not parse as one (the HTTP layer's head limit is
@@ -222,6 +219,7 @@ impl Exchanges {
                     server: None,
                     kind: BODY_MISSING_KIND.into(),
                     text: format!("{} {}: {what} body{size} {why}", entry.request.method, entry.request.url),
+                    facts: EventFacts { response_not_recorded: what == "response", ..EventFacts::default() },
                     ..Event::default()
                 });
             }

@@ -197,7 +197,8 @@ impl<'de> Visitor<'de> for Entries<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::{CollectSink, Direction, Transport};
+    use crate::ingest::accounting::CollectSink;
+    use crate::ingest::frame::{Direction, Transport};
 
     fn read(text: &[u8]) -> CollectSink {
         let mut sink = CollectSink::default();

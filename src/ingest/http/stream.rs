@@ -1048,7 +1048,7 @@ fn opaque_reason(first: &[u8]) -> SkipReason {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::CollectSink;
+    use crate::ingest::accounting::CollectSink;
 
     fn run(client_bytes: &[&[u8]], server_bytes: &[&[u8]]) -> CollectSink {
         let mut sink = CollectSink::default();

@@ -243,7 +243,7 @@ pub fn server_from_folder(path: &std::path::Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::CollectSink;
+    use crate::ingest::accounting::CollectSink;
 
     const ENTRIES: &str = concat!(
         "[\n  {\n    \"debug\": \"Starting connection attempt\",\n    \"timestamp\": \"2025-07-14T10:20:09.396Z\",\n    \"sessionId\": \"s1\",\n    \"cwd\": \"/w\"\n  },\n",

@@ -253,7 +253,8 @@ pub fn read_client_log(reader: impl Read, default_session: &str, max_frame_bytes
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::{CollectSink, SkipReason};
+    use crate::ingest::accounting::CollectSink;
+    use crate::ingest::frame::SkipReason;
 
     fn read(text: &str) -> CollectSink {
         let mut sink = CollectSink::default();

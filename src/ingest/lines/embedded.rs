@@ -293,7 +293,7 @@ impl EmbeddedLog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::CollectSink;
+    use crate::ingest::accounting::CollectSink;
 
     fn read(log: &str) -> CollectSink {
         let mut sink = CollectSink::default();

@@ -422,7 +422,7 @@ impl LineReader for HostLogState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::CollectSink;
+    use crate::ingest::accounting::CollectSink;
 
     const LOG: &str = concat!(
         "2026-11-30T10:15:00.000Z [docs] [info] Initializing server...\n",

@@ -14,6 +14,7 @@ use std::io::Read;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::ingest::base64::decode_base64;
 use crate::ingest::frame::{Direction, Frame, FramingCategory, HttpContext, Sink, Skip, SkipReason, Transport};
 use super::line_loop::{LineReader, account_plain_line, read_lines};
 use super::split::Line;
@@ -147,35 +148,10 @@ impl LineReader for JsonlLines<'_> {
     }
 }
 
-/// Standard or URL-safe base64, padding optional. `None` on any other character.
-pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for &c in s.as_bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' => break,
-            b'\n' | b'\r' | b' ' => continue,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::CollectSink;
+    use crate::ingest::accounting::CollectSink;
 
     #[test]
     fn each_message_field_and_direction_spelling() {

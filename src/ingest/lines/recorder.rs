@@ -368,7 +368,7 @@ fn span(s: Span<'_>, line: &Line<'_>, sink: &mut dyn Sink) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::CollectSink;
+    use crate::ingest::accounting::CollectSink;
 
     fn read(input: &str) -> CollectSink {
         let mut sink = CollectSink::default();

@@ -37,7 +37,7 @@ fn stdio_line(line: OwnedLine, direction: Option<Direction>, session: &str, sink
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::frame::CollectSink;
+    use crate::ingest::accounting::CollectSink;
 
     #[test]
     fn frames_carry_offsets_sizes_and_incompleteness() {

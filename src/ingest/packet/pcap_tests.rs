@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use super::*;
-use crate::ingest::frame::{CollectSink, Direction, Frame, Transport};
+use crate::ingest::accounting::CollectSink;
+use crate::ingest::frame::{Direction, Frame, Transport};
 use crate::ingest::packet::testpcap::*;
 
 const SESSION: &str = "5e55-10n";
