@@ -2,7 +2,7 @@
 //! (one or more parts per capture and table) and `DIR/manifest.json` (inputs with size, mtime
 //! and blake3, their parts, their accounting, schema and mcpsift versions). [`write`] fills
 //! and refreshes it incrementally; [`open`] reads it back as lazy scans for every reading
-//! command. Layout and guarantees: README "At scale".
+//! command. Layout and guarantees: docs/at-scale.md.
 
 pub mod error;
 pub mod lock;

@@ -2,7 +2,7 @@
 //! belongs to, how a session's client and server are recognised as a family (clientInfo or
 //! serverInfo name, User-Agent), and the typed `--limit NAME=BYTES[:RATIO]` override. The
 //! `limits` table's columns are declared in `rows.rs`; clap is not known here. Each number's
-//! source is in its row (`source`) and in README "Reader limits".
+//! source is in its row (`source`) and in docs/protocol.md "Reader limits".
 
 use std::str::FromStr;
 
@@ -22,8 +22,8 @@ pub struct Family {
 
 /// The reader families mcpsift recognises, most specific first: a product's own name wins
 /// over the HTTP library its requests carry. Names are exact (lower case) unless they end in
-/// `*` (a prefix); User-Agents are prefixes. Defaults from each SDK's source (README "Reader
-/// limits"): the TypeScript and Go SDKs send no clientInfo name of their own.
+/// `*` (a prefix); User-Agents are prefixes. Defaults from each SDK's source (docs/protocol.md
+/// "Reader limits"): the TypeScript and Go SDKs send no clientInfo name of their own.
 pub const FAMILIES: &[Family] = &[
     Family { token: "codex", kind: "product", names: &["codex*"], user_agents: &["codex"] },
     Family { token: "claude_code", kind: "product", names: &["claude-code"], user_agents: &["claude-code/"] },
@@ -60,7 +60,7 @@ pub fn family_of(name: Option<&str>, user_agent: Option<&str>) -> Option<&'stati
 /// One default row: name, bytes, tokens, scope, side, reader, enabled, applies_to, source.
 type Row = (&'static str, u64, Option<u64>, &'static str, &'static str, &'static str, bool, &'static str, &'static str);
 
-/// Default budgets (README "Reader limits" says each source).
+/// Default budgets (docs/protocol.md "Reader limits" says each source).
 const DEFAULTS: &[Row] = &[
     ("ts_sdk_stdio", 10_485_760, None, "stdio", "client", "ts_sdk", true,
      "TypeScript SDK v1 >= 1.30.0 and 2.x stdio clients (and servers, on stdin), whatever clientInfo name the application sends; over it the client closes the pipe (`ReadBuffer exceeded maximum size of 10485760 bytes`, then -32000 Connection closed)",

@@ -1,5 +1,5 @@
 //! The tables (DESIGN.md "Tables"), each declared once: column, Rust type, one-line doc.
-//! Struct, polars schema, builder, reader and README reference all come from these
+//! Struct, polars schema, builder, reader and docs/tables.md reference all come from these
 //! declarations (`schema.rs`); to add a column, add a line here. Filling rows is elsewhere.
 
 use std::sync::Arc;

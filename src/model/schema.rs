@@ -9,7 +9,7 @@ use polars::prelude::*;
 use super::message::Kind;
 use crate::ingest::frame::{Direction, Transport};
 
-/// A table's column as the README reference lists it.
+/// A table's column as the reference in docs/tables.md lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColumnDoc {
     pub name: &'static str,
@@ -82,7 +82,7 @@ impl CellError {
     }
 }
 
-/// A Rust type a column can hold: its dtype, its README name, the builder a row's value is
+/// A Rust type a column can hold: its dtype, its name in docs/tables.md, the builder a row's value is
 /// pushed into (strings are copied into the column's buffers as they come) and how a column
 /// becomes values again.
 pub trait ColumnType: Sized {
@@ -270,7 +270,7 @@ pub struct Runs {
 
 /// A categorical column: an enum in Rust, its `as_str` text in the table.
 pub trait Categorical: Copy + 'static {
-    /// Every value, in the order the README lists them.
+    /// Every value, in the order docs/tables.md lists them.
     const VALUES: &'static [Self];
     fn as_str(self) -> &'static str;
     fn from_name(s: &str) -> Option<Self> {
@@ -480,7 +480,7 @@ macro_rules! table {
 }
 pub(crate) use table;
 
-/// The README reference of one table: a Markdown table with one line per column.
+/// The docs/tables.md reference of one table: a Markdown table with one line per column.
 pub fn reference<T: Table>() -> String {
     let mut s = String::from("| column | type | meaning |\n|---|---|---|\n");
     for c in T::columns() {

@@ -61,8 +61,8 @@ impl Tables {
     }
 }
 
-/// The README's column reference of every table, as (table name, Markdown table) in
-/// [`Tables::named`] order; `tests/readme.rs` checks README against it.
+/// The column reference of every table in docs/tables.md, as (table name, Markdown table) in
+/// [`Tables::named`] order; `tests/readme.rs` checks docs/tables.md against it.
 pub fn reference() -> [(&'static str, String); 7] {
     use super::schema::reference;
     [

@@ -49,7 +49,7 @@ impl SideGroup {
     }
 }
 
-/// The thresholds of `--fail-on-regression` (defaults documented in README "diff").
+/// The thresholds of `--fail-on-regression` (defaults documented in docs/commands.md "diff").
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Thresholds {
     /// B's rate at least this many times A's rate (truncation, error, validation-error).

@@ -1,6 +1,6 @@
 //! JSONL transcripts: one object a line holding a message and its direction.
 //!
-//! Schema (documented in README): the message under `message` (a JSON value, taken byte for
+//! Schema (documented in docs/inputs.md): the message under `message` (a JSON value, taken byte for
 //! byte as written) or `raw`/`line` (a string holding the exact message text) or `raw_b64`;
 //! `direction` or `dir`: `c2s`/`s2c`, `send`/`recv`, `client`/`server`, `in`/`out`; optional
 //! `ts` (RFC 3339 string or epoch s/ms/µs number) or `ts_us`; optional `session`; optional
