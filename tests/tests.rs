@@ -30,6 +30,7 @@ mod otlp;
 mod recorder;
 mod har;
 mod embedded_log;
+mod issue_logs;
 mod ts2;
 mod timeline;
 mod tool_change;

@@ -127,6 +127,9 @@ struct Votes {
     embedded: usize,
     /// Paste markup: fences, headings, `tail -f` headers, labels.
     markup: usize,
+    /// Lines opening a JSON-RPC message that goes on over the next lines (wrapped or
+    /// pretty-printed in a paste).
+    opens: usize,
 }
 
 /// Recognises the format from the first [`super::input::HEAD_BYTES`] decompressed bytes.
@@ -150,11 +153,12 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     };
     for line in complete_lines.split(|&b| b == b'\n').take(200) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
+        if line.iter().all(u8::is_ascii_whitespace) || super::lines::client_log::is_not_a_record(line) {
             continue;
         }
         votes.lines += 1;
-        vote_line(line, &mut votes);
+        let at = line.as_ptr() as usize - complete_lines.as_ptr() as usize;
+        vote_line(line, &complete_lines[at..], &mut votes);
     }
     if votes.recorder > 0 && votes.recorder * 2 >= votes.lines {
         return Format::Recorder;
@@ -171,7 +175,7 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     }
     // Prefixed messages outnumber bare ones, or bare messages come with paste markup: a log
     // or a pasted excerpt, not a stdio capture.
-    if (votes.embedded > 0 && votes.embedded >= votes.jsonrpc) || (votes.markup > 0 && votes.jsonrpc + votes.embedded > 0) {
+    if (votes.embedded > 0 && votes.embedded >= votes.jsonrpc) || (votes.markup > 0 && votes.jsonrpc + votes.embedded + votes.opens > 0) {
         return Format::EmbeddedLog;
     }
     if votes.timestamped > 0 && votes.timestamped * 2 > votes.lines && votes.jsonrpc == 0 {
@@ -191,7 +195,8 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     Format::Unrecognized
 }
 
-fn vote_line(line: &[u8], votes: &mut Votes) {
+/// `rest` is the head from this line on (a message opened here may close on the next lines).
+fn vote_line(line: &[u8], rest: &[u8], votes: &mut Votes) {
     let trimmed = trim_ascii_start(line);
     if trimmed.first() == Some(&b'{') {
         if super::lines::recorder::recorder_line(trimmed).is_some() {
@@ -227,8 +232,13 @@ fn vote_line(line: &[u8], votes: &mut Votes) {
             return;
         }
     }
-    if memchr::memmem::find(line, b"jsonrpc").is_some() && matches!(log_message::find(line, 0), log_message::LineContent::Messages(_)) {
+    let content = if memchr::memmem::find(line, b"jsonrpc").is_some() { log_message::find(line, 0) } else { log_message::LineContent::None };
+    if matches!(content, log_message::LineContent::Messages(_)) {
         votes.embedded += 1;
+    } else if let log_message::LineContent::Opens(start) = content
+        && super::lines::embedded::opens_wrapped_message(&rest[start..])
+    {
+        votes.opens += 1;
     } else if super::lines::embedded::is_markup(trimmed) {
         votes.markup += 1;
     }
@@ -306,6 +316,12 @@ mod tests {
         let record = br#"{"level":"debug","msg":"recv","message":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}"#;
         assert_eq!(detect(&[&record[..], b"\n"].concat(), "x"), Format::EmbeddedLog);
         assert_eq!(detect(b"```\nRequest:\n{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}\n```\n", "x"), Format::EmbeddedLog);
+        let wrapped = b"```\n$ echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\n    \"params\":{}}' | srv\n```\n";
+        assert_eq!(detect(wrapped, "x"), Format::EmbeddedLog);
+        let half = b"# quoted\nreq = ['{\"jsonrpc\":\"2.0\",\"id\":1,',\n    '\"params\":{}}']\n";
+        assert_eq!(detect(half, "x.py"), Format::Unrecognized);
+        let banner = "\u{256d}\u{2500}\u{256e}\n\u{2502} \u{273b} Welcome to Claude Code! \u{2502}\n\u{2570}\u{2500}\u{256f}\n \u{203b} Tip: x\nclaude --debug\n[DEBUG] MCP server \"a\": Connection failed: MCP error -32000: Connection closed\n    at x (cli.js:1:1)\n    at y (cli.js:1:2)\n";
+        assert_eq!(detect(banner.as_bytes(), "x"), Format::ClientLog);
         // Stdio with one polluted line, and a host log with a message line, stay what they are.
         let polluted = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\nlog: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n";
         assert_eq!(detect(polluted, "x"), Format::Stdio);

@@ -378,7 +378,7 @@ pub enum FramingCategory {
     LogLinePrefix,
     /// `log_event_lines`: Log lines that are events, not messages.
     LogEventLines,
-    /// `paste_markup`: Markdown fences, headings, `tail -f` headers and labels (`Request:`) around pasted messages.
+    /// `paste_markup`: Markdown fences, headings, `tail -f` headers and labels (`Request:`) around pasted messages; Claude Code's welcome box and tip line in a pasted terminal.
     PasteMarkup,
 }
 

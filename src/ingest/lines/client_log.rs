@@ -55,7 +55,39 @@ const CLIENT_PHRASES: &[&[u8]] = &[
     b"Spawned stdio transport",
     b"Set up MCP proxy",
     b"Proxy server listening",
+    b"Structured content does not match the tool's output schema",
 ];
+
+/// Whether a line only continues the record above it or decorates the terminal: Claude Code's
+/// welcome box (`╭───╮`, `│ ✻ Welcome to Claude Code! │`, `╰───╯`) and its `※ Tip:` line, a
+/// JS stack line (`    at ...`), the wrapped lines of the SDK's schema errors (`data must
+/// ...`, `data/total must ...`). Format detection leaves such lines out of its count: a
+/// `claude --debug` paste is mostly banner and stack.
+pub fn is_not_a_record(line: &[u8]) -> bool {
+    is_terminal_decoration(line) || {
+        let t = line.trim_ascii_start();
+        (t.len() < line.len() && t.starts_with(b"at ")) || is_schema_error_wrap(t)
+    }
+}
+
+/// Claude Code's welcome box (a line from one box corner or side to the other) and its tip
+/// line: framing, not events. A tree line in a server's error (`╰─▶ Because ...`) is not.
+fn is_terminal_decoration(line: &[u8]) -> bool {
+    // Each of these characters is `E2 ..` in UTF-8: most lines are passed over at one byte.
+    if line.trim_ascii_start().first() != Some(&0xe2) || line.len() > 1024 {
+        return false;
+    }
+    let Ok(t) = std::str::from_utf8(line) else { return false };
+    let t = t.trim();
+    let boxed = |open: char, close: char| t.starts_with(open) && t.ends_with(close) && t.chars().count() > 2;
+    boxed('\u{256d}', '\u{256e}') || boxed('\u{2502}', '\u{2502}') || boxed('\u{2570}', '\u{256f}') || t.starts_with('\u{203b}')
+}
+
+/// A line of Ajv's error list as the TypeScript SDK joins it (`data must have required
+/// property 'x', data must NOT have additional properties`), wrapped onto its own line.
+fn is_schema_error_wrap(t: &[u8]) -> bool {
+    t.starts_with(b"data must ") || t.starts_with(b"data should ") || (t.starts_with(b"data/") && memchr::memmem::find(t, b" must ").is_some())
+}
 
 /// Whether a line is one of the shapes this reader knows (format detection wants a third of
 /// the lines: a source file or README quoting a few is not a log).
@@ -135,6 +167,9 @@ struct ClientLog {
     pending: Option<Pending>,
     /// Server and tool of the last `⏺ SERVER - TOOL (MCP)` line (Claude Code's terminal).
     terminal_call: Option<(String, String)>,
+    /// The last line ended in a space: a terminal or issue paste wrapped it, the next line
+    /// carries on its sentence.
+    soft_wrapped: bool,
 }
 
 impl ClientLog {
@@ -222,9 +257,17 @@ impl LineReader for ClientLog {
         }
         account_log_line_end(line, sink);
         if line.is_blank() {
+            self.soft_wrapped = false;
             return;
         }
-        if self.pending.is_some() && is_continuation(line.bytes) {
+        if is_terminal_decoration(line.bytes) {
+            self.emit(sink);
+            sink.framing(FramingCategory::PasteMarkup, line.bytes.len() as u64);
+            return;
+        }
+        let wrapped = std::mem::replace(&mut self.soft_wrapped, line.bytes.last().is_some_and(|&b| b == b' ' || b == b'\t'));
+        let continues = is_continuation(line.bytes) || (wrapped && !starts_with_timestamp(line.bytes) && !line.bytes.starts_with(b"[") && !is_client_log_line(line.bytes)) || is_schema_error_wrap(line.bytes);
+        if self.pending.is_some() && continues {
             sink.framing(FramingCategory::HostlogEventLines, line.bytes.len() as u64);
             if let Some(p) = self.pending.as_mut()
                 && p.event.text.len() < MAX_EVENT_TEXT_BYTES
@@ -246,7 +289,7 @@ impl LineReader for ClientLog {
 
 /// Reads a client log; `default_session` names events whose line names no server (the file stem).
 pub fn read_client_log(reader: impl Read, default_session: &str, max_frame_bytes: usize, sink: &mut dyn Sink) {
-    let mut state = ClientLog { default_session: default_session.to_string(), max_frame_bytes, pending: None, terminal_call: None };
+    let mut state = ClientLog { default_session: default_session.to_string(), max_frame_bytes, pending: None, terminal_call: None, soft_wrapped: false };
     read_lines(reader, max_frame_bytes, &mut state, sink);
 }
 
@@ -319,6 +362,30 @@ mod tests {
         assert_eq!((sink.events[1].kind.as_str(), sink.events[1].server.as_deref()), ("server_stderr", Some("weather")));
         assert!(text.lines().all(|l| is_client_log_line(l.as_bytes())));
         assert!(!is_client_log_line(b"2025-11-18 11:15:39.891 [info] [docs] Connected to server"));
+    }
+
+    #[test]
+    fn the_welcome_box_is_framing_and_a_soft_wrapped_error_one_event() {
+        let text = concat!(
+            "\u{256d}\u{2500}\u{2500}\u{256e}\n",
+            "\u{2502} \u{273b} Welcome to Claude Code! \u{2502}\n",
+            "\u{2570}\u{2500}\u{2500}\u{256f}\n",
+            " \u{203b} Tip: x\n",
+            "[DEBUG] MCP server \"docs\": Error stack: McpError: MCP error -32000: Connection closed\n",
+            "    at Client._onclose (file:///cli.js:1:1)\n",
+            "list_invoices:\n",
+            "MCP error -32602: Structured content does not match the tool's output schema: \n",
+            "data must have required property 'items', \n",
+            "data must NOT have additional properties\n",
+            "  \u{2570}\u{2500}\u{25b6} Because x was not found\n",
+        );
+        let sink = read(text);
+        let kinds: Vec<_> = sink.events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["connection_closed", "log", "output_schema_rejected"]);
+        assert_eq!(sink.events[2].text.lines().count(), 4, "wrapped lines and the indented tree line belong to it");
+        let boxed: usize = text.lines().take(4).map(str::len).sum();
+        assert_eq!(sink.framing["paste_markup"], boxed as u64);
+        assert!(text.lines().filter(|l| is_not_a_record(l.as_bytes())).count() == 7);
     }
 
     #[test]

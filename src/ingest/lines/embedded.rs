@@ -54,6 +54,25 @@ pub fn is_markup(rest: &[u8]) -> bool {
     is_label(t)
 }
 
+/// Whether the JSON value that opens in `from` (the rest of a line whose `{` does not close
+/// on it, and the lines after) closes over the next lines as one JSON-RPC message, their
+/// indentation taken as paste layout: format detection's test for a message wrapped or
+/// pretty-printed in a paste (a source file quoting half a message is not one).
+pub fn opens_wrapped_message(from: &[u8]) -> bool {
+    let mut joined = Vec::new();
+    for (i, l) in from.split(|&b| b == b'\n').take(64).enumerate() {
+        let l = l.strip_suffix(b"\r").unwrap_or(l);
+        joined.extend_from_slice(if i == 0 { l } else { l.trim_ascii_start() });
+        joined.push(b'\n');
+        match json_end(&joined) {
+            JsonEnd::Complete(end) => return super::log_message::is_jsonrpc(&joined[..end]),
+            JsonEnd::NeedMore => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// A short line of label words only (`Request:`, `**Response**`, `response from server`).
 fn is_label(t: &[u8]) -> bool {
     const WORDS: &[&str] = &[
@@ -132,8 +151,9 @@ impl EmbeddedLog {
         p.frame.wire_bytes += content.len() as u64;
         p.lines += 1;
         p.scan.advance(&p.frame.payload);
-        let closing = content.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|&b| b == b'}' || b == b']');
-        if closing && p.scan.closed && !p.scan.hopeless {
+        // The bracket that closes the message may end a wrapped line (`"supported":[...]}}}`)
+        // with text after it (`}}}}' | server`): the scan sees it, the parse says where it ends.
+        if p.scan.closed && !p.scan.hopeless {
             match json_end(&p.frame.payload) {
                 JsonEnd::Complete(end) => {
                     let tail = p.frame.payload.len() - end;
@@ -378,6 +398,21 @@ mod tests {
         assert_eq!(payloads(&s)[1]["id"], 1);
         assert!(s.events.is_empty(), "labels are markup: {:?}", s.events);
         assert!(s.framing.get("paste_markup").is_some_and(|&n| n > 0));
+    }
+
+    #[test]
+    fn a_message_wrapped_in_a_shell_paste_closes_mid_line() {
+        let s = read(concat!(
+            "$ echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\n",
+            "    \"cursor\":\"a\"}}' | srv\n",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,\n",
+            "  \"message\":\"Unsupported protocol version\"}}\n",
+        ));
+        assert_eq!(s.frames.len(), 2);
+        assert!(s.frames.iter().all(|f| f.incomplete.is_none()), "{:?}", s.frames);
+        assert_eq!(payloads(&s)[1]["error"]["code"], -32022);
+        assert!(opens_wrapped_message(b"{\"jsonrpc\":\"2.0\",\n  \"id\":1}' | x\n"));
+        assert!(!opens_wrapped_message(b"{\"jsonrpc\":\"2.0\",',\n  'x'\n"));
     }
 
     #[test]

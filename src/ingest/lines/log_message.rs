@@ -88,8 +88,17 @@ fn value_end(bytes: &[u8]) -> ValueEnd {
     }
 }
 
+/// Strings inside strings read for a message: a record whose string field holds a log line
+/// (`"message":"Received request: {\"jsonrpc\"...}"`) or a record escaped once more by a log
+/// shipper (docker's json-file `{"log":"{\"msg\":\"{\\\"jsonrpc...`) is one or two levels deep.
+const MAX_STRING_NESTING: u8 = 2;
+
 /// What the line holds from byte `from` on.
 pub fn find(line: &[u8], from: usize) -> LineContent<'_> {
+    find_nested(line, from, 0)
+}
+
+fn find_nested(line: &[u8], from: usize, nesting: u8) -> LineContent<'_> {
     let from = from.min(line.len());
     if let Some(found) = bytes_repr_messages(line, from)
         && !found.is_empty()
@@ -114,7 +123,7 @@ pub fn find(line: &[u8], from: usize) -> LineContent<'_> {
                 let value = &line[i..i + n];
                 if is_jsonrpc(value) {
                     found.push(Found { start: i, end: i + n, payload: Cow::Borrowed(value) });
-                } else if let Some(f) = escaped_field(line, value) {
+                } else if let Some(f) = escaped_field(line, value, nesting) {
                     found.push(f);
                 }
                 at = i + n;
@@ -139,7 +148,7 @@ fn opens_message(rest: &[u8]) -> bool {
 
 /// A string field (at the top level of a structured log record, or one object below it) that
 /// holds a JSON-RPC message as text.
-fn escaped_field<'a>(line: &'a [u8], value: &'a [u8]) -> Option<Found<'a>> {
+fn escaped_field<'a>(line: &'a [u8], value: &'a [u8], nesting: u8) -> Option<Found<'a>> {
     if value.first() != Some(&b'{') || memchr::memmem::find(value, b"jsonrpc").is_none() {
         return None;
     }
@@ -150,10 +159,18 @@ fn escaped_field<'a>(line: &'a [u8], value: &'a [u8]) -> Option<Found<'a>> {
         match text.as_bytes().first() {
             Some(b'"') if memchr::memmem::find(text.as_bytes(), b"jsonrpc").is_some() => {
                 let Ok(decoded) = serde_json::from_str::<String>(text) else { continue };
+                let start = text.as_ptr() as usize - base;
                 if is_jsonrpc(decoded.as_bytes()) {
-                    let start = text.as_ptr() as usize - base;
                     let trimmed = decoded.trim_ascii();
                     return Some(Found { start, end: start + text.len(), payload: Cow::Owned(trimmed.as_bytes().to_vec()) });
+                }
+                // The string is itself a log line or record holding the message: the whole
+                // string is the message's text on the line (its other words are framing).
+                if nesting < MAX_STRING_NESTING
+                    && let LineContent::Messages(inner) = find_nested(decoded.as_bytes(), 0, nesting + 1)
+                    && let [one] = &inner[..]
+                {
+                    return Some(Found { start, end: start + text.len(), payload: Cow::Owned(one.payload.to_vec()) });
                 }
             }
             Some(b'{') if depth < 2 => {
@@ -347,6 +364,16 @@ mod tests {
             LineContent::Messages(v) => v.into_iter().map(|f| (f.start, String::from_utf8(f.payload.into_owned()).unwrap())).collect(),
             other => panic!("no message in {line:?}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_message_after_words_in_a_string_or_escaped_twice() {
+        let line = br#"{"level":"debug","message":"Received request: {\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}"}"#;
+        let LineContent::Messages(f) = find(line, 0) else { panic!("no message") };
+        assert_eq!(&f[0].payload[..], br#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#);
+        let docker = br#"{"log":"{\"msg\":\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":1,\\\"result\\\":{}}\"}\n","stream":"stderr"}"#;
+        let LineContent::Messages(f) = find(docker, 0) else { panic!("no message in {}", String::from_utf8_lossy(docker)) };
+        assert_eq!(&f[0].payload[..], br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
     }
 
     #[test]
