@@ -5,7 +5,7 @@
 //! in TCP gaps) and no frame holds more than the cap.
 #![allow(dead_code)]
 use mcpsift::ingest::connection::{Side, StreamEnd};
-use mcpsift::ingest::detect::Format;
+use mcpsift::ingest::formats::Format;
 use mcpsift::ingest::accounting::CollectSink;
 use mcpsift::ingest::frame::Direction;
 use mcpsift::ingest::har::reader::read_har;

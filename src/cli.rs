@@ -4,14 +4,15 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use mcpsift::ingest::detect::Format;
+use mcpsift::ingest::formats::{self, Format};
+use mcpsift::ingest::frame::DEFAULT_MAX_FRAME_BYTES;
 use mcpsift::ingest::discover::PairSpec;
 use mcpsift::model::limits::LimitOverride;
 use mcpsift::report::table_out::{OutputFormat, TableFileFormat};
 
 /// `--input-format NAME`: a format the readers know.
 fn input_format(name: &str) -> Result<Format, String> {
-    Format::from_name(name).ok_or_else(|| "expected stdio, hostlog, jsonl, recorder, pcap, har, claude_mcp_log, client_log or embedded_log".to_string())
+    Format::from_input_format_name(name).ok_or_else(|| format!("expected {}", formats::input_format_names()))
 }
 
 /// Postmortems of Model Context Protocol traffic: captures and logs in, numbers out.
@@ -168,12 +169,10 @@ pub struct InputArgs {
     /// holds a colon, the split where both files exist is taken.
     #[arg(long, value_name = "C2S:S2C")]
     pub pair: Vec<PairSpec>,
-    /// Read every input as this format instead of sniffing: stdio, hostlog, jsonl, recorder, pcap,
-    /// har, claude_mcp_log, client_log.
-    #[arg(long, value_name = "FORMAT", value_parser = input_format)]
+    #[arg(long, value_name = "FORMAT", value_parser = input_format, help = format!("Read every input as this format instead of sniffing (program source files are then read too): {}", formats::input_format_names()), long_help = formats::input_format_help())]
     pub input_format: Option<Format>,
     /// Frames longer than this are kept cut and marked incomplete.
-    #[arg(long, value_name = "BYTES", default_value_t = 256 << 20)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_BYTES)]
     pub max_frame_bytes: usize,
     /// Only analyse TCP streams on these ports (packet captures).
     #[arg(long, value_name = "PORT")]

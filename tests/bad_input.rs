@@ -130,7 +130,7 @@ fn random_inputs_never_panic_and_stdio_bytes_add_up() {
             input.extend_from_slice(PIECES[(next() % PIECES.len() as u64) as usize]);
         }
         let p = write(&dir, &format!("case{case}.log"), &input);
-        for format in [mcpsift::ingest::detect::Format::Stdio, mcpsift::ingest::detect::Format::HostLog, mcpsift::ingest::detect::Format::Jsonl] {
+        for format in [mcpsift::ingest::formats::Format::Stdio, mcpsift::ingest::formats::Format::HostLog, mcpsift::ingest::formats::Format::Jsonl] {
             let opts = mcpsift::ingest::run::IngestOptions { forced_format: Some(format), max_frame_bytes: 64, ..Default::default() };
             let loaded = mcpsift::pipeline::load(std::slice::from_ref(&p), &[], &opts, &Default::default(), &mcpsift::model::tables::default_limits()).unwrap();
             let c = &loaded.captures[0];

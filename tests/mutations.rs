@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use mcpsift::ingest::detect::{Format, detect};
+use mcpsift::ingest::detect::detect;
+use mcpsift::ingest::formats::Format;
 use mcpsift::model::message::parse_payload;
 
 use crate::harness;

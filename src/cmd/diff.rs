@@ -13,7 +13,7 @@ fn inputs(path: &std::path::Path, args: &DiffArgs) -> InputArgs {
         paths: vec![path.to_path_buf()],
         pair: Vec::new(),
         input_format: None,
-        max_frame_bytes: 256 << 20,
+        max_frame_bytes: mcpsift::ingest::frame::DEFAULT_MAX_FRAME_BYTES,
         port: Vec::new(),
         limit: Vec::new(),
         truncation_marker: Vec::new(),

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::ingest::accounting::{Accounting, Diagnostic};
-use crate::ingest::detect::Format;
+use crate::ingest::formats::Format;
 use crate::ingest::run::FileReport;
 use crate::model::capture::CaptureRows;
 use crate::model::loaded::LoadedCapture;
@@ -88,7 +88,7 @@ impl CaptureSummary {
             .iter()
             .map(|f| FileReport {
                 path: f.path.clone(),
-                format: Format::ALL.into_iter().find(|x| x.as_str() == f.format).unwrap_or(Format::Unrecognized),
+                format: Format::from_name(&f.format).unwrap_or(Format::Unrecognized),
                 file_bytes: f.file_bytes,
                 gzip: f.gzip,
                 bytes_read: f.bytes_read,

@@ -3,91 +3,23 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::formats::{FORMATS, Format};
 use super::lines::log_message;
 use super::lines::log_message::RpcKeys;
 use super::time::starts_with_timestamp;
 
-/// What an input file holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// pcap or pcapng (by magic bytes).
-    Pcap,
-    /// Raw newline-delimited JSON-RPC as written to a stdio pipe (one direction or both).
-    Stdio,
-    /// Host application log with `Message from client|server:` or `[Client Says]` lines.
-    HostLog,
-    /// JSONL transcript: one object per line holding a message and its direction.
-    Jsonl,
-    /// Zero bytes.
-    Empty,
-    /// None of the above.
-    Unrecognized,
-    /// A proxy recorder's JSONL: mcpsnoop envelopes, MCPSpy events, mcptrace-rs spans.
-    Recorder,
-    /// HAR 1.2 (HTTP Archive): a JSON object whose `log` has `version` and `entries`.
-    Har,
-    /// Claude Code's per-server MCP log (`mcp-logs-<server>/*.txt`): a JSON array of entries.
-    ClaudeMcpLog,
-    /// An MCP client's own line log: `claude --debug`, Claude Code's terminal errors, Cursor,
-    /// Gemini CLI, MCP Inspector.
-    ClientLog,
-    /// Log lines that carry whole JSON-RPC messages after a prefix (docker compose, tracing,
-    /// Go and Python logging, JSON-lines logs), or a pasted excerpt of messages and labels.
-    EmbeddedLog,
-}
+/// Extensions of program source: a client's code or a sample's generator quotes JSON-RPC text
+/// that is not traffic.
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "py", "pyi", "js", "mjs", "cjs", "jsx", "ts", "mts", "cts", "tsx", "rs", "go", "java", "kt", "kts", "scala", "rb", "php", "pl", "lua",
+    "c", "h", "cc", "cpp", "hpp", "cs", "swift", "sh", "bash", "zsh", "fish", "ps1",
+];
 
-impl Format {
-    /// Every format, for reading a name back.
-    pub const ALL: [Format; 11] = [
-        Format::Pcap,
-        Format::Stdio,
-        Format::HostLog,
-        Format::Jsonl,
-        Format::Empty,
-        Format::Unrecognized,
-        Format::Recorder,
-        Format::Har,
-        Format::ClaudeMcpLog,
-        Format::ClientLog,
-        Format::EmbeddedLog,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Pcap => "pcap",
-            Format::Stdio => "stdio",
-            Format::HostLog => "hostlog",
-            Format::Jsonl => "jsonl",
-            Format::Empty => "empty",
-            Format::Unrecognized => "unrecognized",
-            Format::Recorder => "recorder",
-            Format::Har => "har",
-            Format::ClaudeMcpLog => "claude_mcp_log",
-            Format::ClientLog => "client_log",
-            Format::EmbeddedLog => "embedded_log",
-        }
-    }
-
-    /// Whether a file of this format can hold a capture (not for unrecognised or empty files).
-    pub fn is_capture_format(self) -> bool {
-        !matches!(self, Format::Unrecognized | Format::Empty)
-    }
-
-    /// Parses a `--format` value.
-    pub fn from_name(name: &str) -> Option<Format> {
-        match name {
-            "pcap" | "pcapng" => Some(Format::Pcap),
-            "stdio" => Some(Format::Stdio),
-            "hostlog" => Some(Format::HostLog),
-            "jsonl" | "transcript" => Some(Format::Jsonl),
-            "recorder" | "mcpsnoop" | "mcpspy" | "spans" => Some(Format::Recorder),
-            "har" => Some(Format::Har),
-            "claude_mcp_log" => Some(Format::ClaudeMcpLog),
-            "client_log" => Some(Format::ClientLog),
-            "embedded_log" => Some(Format::EmbeddedLog),
-            _ => None,
-        }
-    }
+/// Program source: by the file name's extension (`.gz` aside), or a `#!` first line.
+fn is_source(head: &[u8], name_hint: &str) -> bool {
+    let name = name_hint.strip_suffix(".gz").unwrap_or(name_hint);
+    let ext = name.rsplit_once('.').map(|(stem, ext)| (stem, ext.to_ascii_lowercase()));
+    head.starts_with(b"#!") || ext.is_some_and(|(stem, ext)| !stem.is_empty() && SOURCE_EXTENSIONS.contains(&ext.as_str()))
 }
 
 /// True for pcap (either byte order, µs or ns) and pcapng magic.
@@ -137,14 +69,13 @@ pub fn detect(head: &[u8], name_hint: &str) -> Format {
     if head.is_empty() {
         return Format::Empty;
     }
-    if is_pcap_magic(head) {
-        return Format::Pcap;
+    if is_source(head, name_hint) {
+        return Format::Source;
     }
-    if is_har(head) {
-        return Format::Har;
-    }
-    if super::lines::claude_mcp_log::looks_like_claude_mcp_log(head) {
-        return Format::ClaudeMcpLog;
+    // Formats a file says at its start (magic bytes, a JSON document's first key), in the
+    // table's order; the line formats are voted on below.
+    if let Some(f) = FORMATS.iter().find(|f| f.sniff.is_some_and(|sniff| sniff(head))) {
+        return f.format;
     }
     let mut votes = Votes::default();
     let complete_lines = match memchr::memrchr(b'\n', head) {
@@ -247,7 +178,7 @@ fn vote_line(line: &[u8], rest: &[u8], votes: &mut Votes) {
 /// A HAR file: `{"log": {` (any whitespace, a UTF-8 BOM allowed) with `"version"` and
 /// `"entries"` in the head. Pretty-printed files put `{` alone on the first line, compact ones
 /// everything on one line longer than the head, so lines are no help here.
-fn is_har(head: &[u8]) -> bool {
+pub(super) fn is_har(head: &[u8]) -> bool {
     let t = trim_ascii_start(head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head));
     let Some(t) = t.strip_prefix(b"{") else { return false };
     let Some(t) = trim_ascii_start(t).strip_prefix(b"\"log\"") else { return false };
@@ -279,6 +210,11 @@ mod tests {
     #[test]
     fn recognises_each_format() {
         assert_eq!(detect(b"", "x"), Format::Empty);
+        let quoting = b"print('{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}')\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n";
+        assert_eq!(detect(quoting, "make.py"), Format::Source);
+        assert_eq!(detect(quoting, "make.PY.gz"), Format::Source);
+        assert_eq!(detect(b"#!/bin/sh\necho '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}'\n", "run"), Format::Source);
+        assert_eq!(detect(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", ".py"), Format::Stdio);
         assert_eq!(detect(&[0xd4, 0xc3, 0xb2, 0xa1, 0, 0], "x"), Format::Pcap);
         assert_eq!(detect(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", "x"), Format::Stdio);
         assert_eq!(

@@ -87,6 +87,9 @@ pub struct RequestExtras {
     pub user_agent: Option<String>,
 }
 
+/// `--max-frame-bytes` unless given: frames longer than this are kept cut and marked incomplete.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 256 << 20;
+
 /// One message's bytes as on the wire, without line terminator or transport framing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
@@ -214,6 +217,9 @@ pub enum SkipReason {
     UnreadableFile,
     /// `unrecognized_format`: Not a format mcpsift reads.
     UnrecognizedFormat,
+    /// `source_file`: Program source (by its extension or a `#!` line), not traffic; read when
+    /// `--input-format` names a format.
+    SourceFile,
     /// `unreadable_capture`: A packet capture whose file header cannot be read.
     UnreadableCapture,
     /// `line_over_cap`: The part of a host log line (or multi-line message) beyond `--max-frame-bytes`.
@@ -279,6 +285,7 @@ impl SkipReason {
             SkipReason::ReadError => "read_error",
             SkipReason::UnreadableFile => "unreadable_file",
             SkipReason::UnrecognizedFormat => "unrecognized_format",
+            SkipReason::SourceFile => "source_file",
             SkipReason::UnreadableCapture => "unreadable_capture",
             SkipReason::LineOverCap => "line_over_cap",
             SkipReason::TranscriptLineOverCap => "transcript_line_over_cap",

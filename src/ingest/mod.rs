@@ -4,13 +4,14 @@
 //! [`packet`] (pcap/pcapng, link types, TCP), [`http`] (HTTP/1.x and SSE on TCP streams) and
 //! [`har`] (HAR files, read through [`http`]).
 //! At the top: what ingest hands on ([`frame`]), decoding base64 ([`base64`]), finding and opening inputs ([`discover`],
-//! [`input`]), the names of a TCP connection's streams ([`connection`]), recognising formats ([`detect`]), dispatch ([`run`]) and timestamps ([`time`]).
+//! [`input`]), the names of a TCP connection's streams ([`connection`]), the table of input formats ([`formats`]), recognising them ([`detect`]), dispatch ([`run`]) and timestamps ([`time`]).
 
 pub mod accounting;
 pub mod base64;
 pub mod connection;
 pub mod detect;
 pub mod discover;
+pub mod formats;
 pub mod frame;
 pub mod har;
 pub mod http;

@@ -5,9 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::detect::{Format, detect};
+use super::detect::detect;
+use super::formats::{Format, ReadContext};
 use super::discover::CaptureInput;
-use super::frame::{Direction, Sink, Skip, SkipReason};
+use super::frame::{DEFAULT_MAX_FRAME_BYTES, Direction, Sink, Skip, SkipReason};
 use super::input::open;
 
 /// Options that shape ingest.
@@ -26,7 +27,7 @@ pub struct IngestOptions {
 
 impl Default for IngestOptions {
     fn default() -> Self {
-        IngestOptions { max_frame_bytes: 256 << 20, forced_format: None, ports: Vec::new(), hash_files: false }
+        IngestOptions { max_frame_bytes: DEFAULT_MAX_FRAME_BYTES, forced_format: None, ports: Vec::new(), hash_files: false }
     }
 }
 
@@ -149,33 +150,23 @@ pub fn ingest_reader(
     opts: &IngestOptions,
     sink: &mut dyn Sink,
 ) {
-    match format {
-        Format::Stdio => super::lines::stdio::read_stdio(reader, direction, session, opts.max_frame_bytes, sink),
-        Format::HostLog => super::lines::hostlog::read_hostlog(reader, session, opts.max_frame_bytes, sink),
-        Format::Jsonl => super::lines::jsonl::read_jsonl(reader, session, opts.max_frame_bytes, sink),
-        Format::Recorder => super::lines::recorder::read_recorder(reader, session, opts.max_frame_bytes, sink),
-        Format::ClaudeMcpLog => {
-            let hint = Some(session).filter(|s| !s.is_empty());
-            super::lines::claude_mcp_log::read_claude_mcp_log(reader, hint, opts.max_frame_bytes, sink)
-        }
-        Format::ClientLog => super::lines::client_log::read_client_log(reader, session, opts.max_frame_bytes, sink),
-        Format::EmbeddedLog => super::lines::embedded::read_embedded(reader, session, opts.max_frame_bytes, sink),
-        Format::Pcap => read_pcap(reader, opts, sink),
-        Format::Har => super::har::reader::read_har(reader, opts.max_frame_bytes, sink),
-        Format::Empty => {}
-        Format::Unrecognized => {
+    let mut reader = reader;
+    match format.info().read {
+        Some(read) => read(&mut reader, &ReadContext { direction, session, opts }, sink),
+        None => {
             let bytes = drain(reader);
-            sink.skip(Skip {
-                offset: 0,
-                bytes,
-                reason: SkipReason::UnrecognizedFormat,
-                detail: "not a format mcpsift reads (packet capture, stdio log, host or client log, log with JSON-RPC lines, transcript, recorder JSONL, HAR)".into(),
-            });
+            let (reason, detail) = match format {
+                Format::Source => (SkipReason::SourceFile, "program source, not traffic (read it with --input-format FORMAT)".to_string()),
+                _ => (SkipReason::UnrecognizedFormat, super::formats::unrecognized_detail()),
+            };
+            if bytes > 0 {
+                sink.skip(Skip { offset: 0, bytes, reason, detail });
+            }
         }
     }
 }
 
-fn read_pcap(reader: impl Read + Send, opts: &IngestOptions, sink: &mut dyn Sink) {
+pub(super) fn read_pcap(reader: impl Read + Send, opts: &IngestOptions, sink: &mut dyn Sink) {
     let pcap_opts = super::packet::pcap::PcapOptions { ports: opts.ports.clone(), max_frame_bytes: opts.max_frame_bytes as u64 };
     let count = Arc::new(AtomicU64::new(0));
     let mut reader = Counting { inner: reader, count: Arc::clone(&count) };

@@ -60,7 +60,7 @@ impl Default for PcapOptions {
     fn default() -> Self {
         PcapOptions {
             ports: Vec::new(),
-            max_frame_bytes: 256 << 20,
+            max_frame_bytes: crate::ingest::frame::DEFAULT_MAX_FRAME_BYTES as u64,
         }
     }
 }
