@@ -19,3 +19,5 @@ pub mod pipeline;
 pub mod query;
 #[cfg(feature = "tables")]
 pub mod report;
+#[cfg(test)]
+pub mod testkit;

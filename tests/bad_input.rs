@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use crate::testkit::Xorshift;
 use crate::util::{load_paths, mcpsift, rows, scalar, temp_dir};
 
 fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
@@ -117,17 +118,11 @@ fn random_inputs_never_panic_and_stdio_bytes_add_up() {
         b"   ",
     ];
     let dir = temp_dir("random");
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = Xorshift::new(0x9e37_79b9_7f4a_7c15);
     for case in 0..150 {
         let mut input = Vec::new();
-        for _ in 0..(next() % 40) {
-            input.extend_from_slice(PIECES[(next() % PIECES.len() as u64) as usize]);
+        for _ in 0..(rng.next_u64() % 40) {
+            input.extend_from_slice(PIECES[(rng.next_u64() % PIECES.len() as u64) as usize]);
         }
         let p = write(&dir, &format!("case{case}.log"), &input);
         for format in [mcpsift::ingest::formats::Format::Stdio, mcpsift::ingest::formats::Format::HostLog, mcpsift::ingest::formats::Format::Jsonl] {

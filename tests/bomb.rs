@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::pcapgen::Connection;
+use crate::testpcap::Connection;
 use crate::util::temp_dir;
 
 const MIB: usize = 1 << 20;

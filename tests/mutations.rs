@@ -11,6 +11,7 @@ use mcpsift::ingest::formats::Format;
 use mcpsift::model::message::parse_payload;
 
 use crate::harness;
+use crate::testkit::Xorshift;
 use crate::util::samples;
 
 fn sample_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -55,13 +56,7 @@ fn mutated_samples_keep_the_accounting_closed() {
     sample_files(&samples(), &mut files);
     assert!(files.len() >= 10, "samples found: {files:?}");
     let originals: Vec<(String, Vec<u8>)> = files.iter().map(|p| (p.display().to_string(), read_plain(p))).collect();
-    let mut state: u64 = 0x853c_49e6_748f_ea9b;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = Xorshift::new(0x853c_49e6_748f_ea9b);
     let mut cases = 0;
     for (i, (name, original)) in originals.iter().enumerate() {
         let format = detect(&original[..original.len().min(64 << 10)], name);
@@ -73,21 +68,21 @@ fn mutated_samples_keep_the_accounting_closed() {
             match round % 4 {
                 // Flips: a few random bytes anywhere.
                 0 | 1 => {
-                    for _ in 0..1 + next() % 8 {
-                        let at = next() as usize % bytes.len().max(1);
+                    for _ in 0..1 + rng.next_u64() % 8 {
+                        let at = rng.next_u64() as usize % bytes.len().max(1);
                         if let Some(b) = bytes.get_mut(at) {
-                            *b = next() as u8;
+                            *b = rng.next_u64() as u8;
                         }
                     }
                 }
                 // A cut anywhere.
-                2 => bytes.truncate(next() as usize % bytes.len().max(1)),
+                2 => bytes.truncate(rng.next_u64() as usize % bytes.len().max(1)),
                 // A splice: a slice of another sample inserted anywhere.
                 _ => {
-                    let other = &originals[(i + 1 + next() as usize % (originals.len() - 1)) % originals.len()].1;
-                    let from = next() as usize % other.len().max(1);
-                    let len = (next() as usize % 2048).min(other.len() - from);
-                    let at = next() as usize % bytes.len().max(1);
+                    let other = &originals[(i + 1 + rng.next_u64() as usize % (originals.len() - 1)) % originals.len()].1;
+                    let from = rng.next_u64() as usize % other.len().max(1);
+                    let len = (rng.next_u64() as usize % 2048).min(other.len() - from);
+                    let at = rng.next_u64() as usize % bytes.len().max(1);
                     bytes.splice(at..at, other[from..from + len].iter().copied());
                 }
             }

@@ -9,6 +9,9 @@ use mcpsift::ingest::accounting::CollectSink;
 use mcpsift::ingest::frame::{Direction, Transport};
 use mcpsift::ingest::packet::pcap::{PcapOptions, read_capture};
 
+use crate::harness;
+use crate::testkit::Xorshift;
+
 const CAPTURES: [&str; 3] = ["http_ts_streamable", "http_ts_legacy_sse", "http_py_streamable"];
 
 fn corpus_dir() -> PathBuf {
@@ -277,54 +280,66 @@ fn record_starts(bytes: &[u8]) -> Vec<usize> {
     starts
 }
 
-/// Random byte flips and cuts of real captures: the reader must never panic.
+/// Random byte flips (past the file header) and cuts of a real capture: every file still reads
+/// to its end, each of its bytes is a frame, framing or a skip (plus at most the bytes lost in
+/// the TCP gaps the flips make), a file that ends inside a record says so with one
+/// `truncated_capture` skip covering its tail, and no mutation invents packets. The capture
+/// itself first gives the transcript's frames with every byte accounted for.
 fn mutate_and_read(capture: &str, file: &str, rounds: usize) {
     let original = gunzip(&corpus_dir().join(capture).join(file));
-    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let opts = PcapOptions::default();
+    let cap = opts.max_frame_bytes as usize;
+    let mut sink = CollectSink::default();
+    let whole = read_capture(original.as_slice(), &opts, &mut sink).unwrap_or_else(|e| panic!("{capture}/{file}: {e}"));
+    assert_eq!(sink.frames.len(), transcript(capture).0.len(), "{capture}/{file}: frames");
+    harness::assert_closes(&sink, original.len() as u64, 0, cap, &format!("{capture}/{file}"));
+
+    let mut rng = Xorshift::new(0x2545_F491_4F6C_DD1D);
     let records = record_starts(&original);
     for round in 0..rounds {
         let mut bytes = original.clone();
-        for _ in 0..1 + next() % 16 {
+        for _ in 0..1 + rng.next_u64() % 16 {
             // Half of the flips hit record/link/IP/TCP/HTTP headers, half anywhere.
-            let at = if next() % 2 == 0 && !records.is_empty() {
-                records[next() as usize % records.len()] + (next() % 160) as usize
+            let at = if rng.next_u64().is_multiple_of(2) && !records.is_empty() {
+                records[rng.next_u64() as usize % records.len()] + (rng.next_u64() % 160) as usize
             } else {
-                24 + (next() as usize % (bytes.len() - 24))
+                24 + (rng.next_u64() as usize % (bytes.len() - 24))
             };
             if let Some(b) = bytes.get_mut(at) {
-                *b = next() as u8;
+                *b = rng.next_u64() as u8;
             }
         }
         if round % 3 == 0 {
-            bytes.truncate(next() as usize % bytes.len());
+            bytes.truncate(rng.next_u64() as usize % bytes.len());
         }
+        let what = format!("{capture}/{file} round {round} ({} bytes)", bytes.len());
         let mut sink = CollectSink::default();
-        let result = read_capture(bytes.as_slice(), &PcapOptions::default(), &mut sink);
+        let summary = read_capture(bytes.as_slice(), &opts, &mut sink).unwrap_or_else(|e| panic!("{what}: the file header is intact, yet {e}"));
         if std::env::var_os("MUTATION_VERBOSE").is_some() {
-            let summary = result.as_ref().map(|s| (s.packets, s.truncated_file)).ok();
-            eprintln!(
-                "{capture}/{file} round {round}: {} frames, {summary:?}",
-                sink.frames.len()
-            );
+            eprintln!("{what}: {} frames, {} packets, truncated {}", sink.frames.len(), summary.packets, summary.truncated_file);
+        }
+        let file_bytes = bytes.len() as u64;
+        assert_eq!(summary.file_bytes, file_bytes, "{what}: read to the end");
+        assert!(summary.packets <= whole.packets, "{what}: {} packets of {}", summary.packets, whole.packets);
+        harness::assert_closes(&sink, file_bytes, summary.tcp_gap_bytes, cap, &what);
+        let cut: Vec<_> = sink.skips.iter().filter(|s| s.reason == "truncated_capture").map(|s| (s.offset, s.bytes)).collect();
+        if summary.truncated_file {
+            assert!(matches!(cut[..], [(offset, bytes)] if offset + bytes == file_bytes), "{what}: one truncated_capture skip up to the end: {cut:?}");
+        } else {
+            assert!(cut.is_empty(), "{what}: {cut:?}");
         }
     }
 }
 
 #[test]
-fn corpus_mutations_never_panic() {
+fn corpus_mutations_keep_the_accounting_closed() {
     mutate_and_read("http_py_streamable", "traffic.pcapng.gz", 12);
     mutate_and_read("http_ts_legacy_sse", "traffic.pcap.gz", 12);
 }
 
 #[test]
 #[ignore = "slow: run with --ignored for a longer mutation run"]
-fn corpus_mutations_never_panic_long() {
+fn corpus_mutations_keep_the_accounting_closed_long() {
     for capture in CAPTURES {
         for file in ["traffic.pcap.gz", "traffic.pcapng.gz"] {
             mutate_and_read(capture, file, 300);

@@ -204,7 +204,7 @@ fn protocol_conformance_flags_what_2026_requires_and_deprecates() {
     std::fs::File::create(dir.join("s2c.log")).unwrap().write_all(&s2c).unwrap();
     // A legacy SSE server's answer to an oversize POST: 400, not 413.
     let body = serde_json::to_vec(&json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":meta}})).unwrap();
-    let mut conn = crate::pcapgen::Connection::new();
+    let mut conn = crate::testpcap::Connection::new();
     let mut req = format!("POST /messages?sessionId=abc HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
     req.extend_from_slice(&body);
     conn.send(true, &req);

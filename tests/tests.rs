@@ -4,7 +4,12 @@ mod util;
 #[path = "../fuzz/harness.rs"]
 mod harness;
 mod fuzz_regressions;
-mod pcapgen;
+#[path = "../src/testkit.rs"]
+mod testkit;
+// The unit tests' capture builder; this binary uses a part of it.
+#[allow(dead_code)]
+#[path = "../src/ingest/packet/testpcap.rs"]
+mod testpcap;
 
 mod bad_input;
 mod claude_code;

@@ -10,18 +10,37 @@ use mcpsift::query::run_sql;
 use mcpsift::report::table_out::{OutputFormat, write_table};
 use serde_json::Value;
 
-/// The shared corpus of SDK captures: `$MCPSIFT_CORPUS`, `../shared/corpus`, or `/work/shared/corpus`.
+/// The shared corpus of SDK captures (a folder with a README.md), searched as `.ci/test` does:
+/// `$MCPSIFT_CORPUS`; else `shared/corpus` beside the repository or one of its ancestors; else
+/// the same from the repository this one was cloned from, when its origin is a local path.
 pub fn corpus() -> PathBuf {
-    let candidates = [
-        std::env::var_os("MCPSIFT_CORPUS").map(PathBuf::from),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")),
-        Some(PathBuf::from("/work/shared/corpus")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("README.md").is_file())
+    static CORPUS: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    CORPUS
+        .get_or_init(|| {
+            let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+            std::env::var_os("MCPSIFT_CORPUS")
+                .map(PathBuf::from)
+                .filter(|p| p.join("README.md").is_file())
+                .or_else(|| corpus_above(repo))
+                .or_else(|| local_origin(repo).and_then(|origin| corpus_above(&origin)))
+        })
+        .clone()
         .expect("the shared corpus is required: set MCPSIFT_CORPUS to its folder")
+}
+
+/// `shared/corpus` in `dir` or the nearest of its ancestors that has one.
+fn corpus_above(dir: &Path) -> Option<PathBuf> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    dir.ancestors().map(|d| d.join("shared/corpus")).find(|c| c.join("README.md").is_file())
+}
+
+/// The folder `repo` was cloned from, when `remote.origin.url` is a local path.
+fn local_origin(repo: &Path) -> Option<PathBuf> {
+    let out = Command::new("git").arg("-C").arg(repo).args(["config", "--get", "remote.origin.url"]).output().ok()?;
+    let url = String::from_utf8(out.stdout).ok()?;
+    let url = url.trim();
+    let path = repo.join(url.strip_prefix("file://").unwrap_or(url));
+    (!url.is_empty() && path.is_dir()).then_some(path)
 }
 
 pub fn samples() -> PathBuf {

@@ -232,7 +232,8 @@ pub enum SkipReason {
     IncompleteTranscriptLine,
     /// `transcript_line_without_message`: A record with no `message`, `raw`, `line` or `raw_b64`.
     TranscriptLineWithoutMessage,
-    /// `truncated_capture`: The cut last record of a packet capture.
+    /// `truncated_capture`: The cut last record of a packet capture, or its first unparsable
+    /// record and the rest of the file.
     TruncatedCapture,
     /// `non_tcp_packet`: A captured packet that is not TCP.
     NonTcpPacket,

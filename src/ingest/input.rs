@@ -121,3 +121,18 @@ impl Read for FailOnce {
         }
     }
 }
+
+/// Reads to the end or the first error, counting bytes: the rest of an input a reader gave up
+/// on still gets its size accounted (an unrecognised file, a capture cut by a corrupt record).
+pub fn drain(mut reader: impl Read) -> u64 {
+    let mut buf = vec![0u8; 1 << 16];
+    let mut n = 0u64;
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return n,
+            Ok(k) => n += k as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return n,
+        }
+    }
+}

@@ -9,7 +9,7 @@ use super::detect::detect;
 use super::formats::{Format, ReadContext};
 use super::discover::CaptureInput;
 use super::frame::{DEFAULT_MAX_FRAME_BYTES, Direction, Sink, Skip, SkipReason};
-use super::input::open;
+use super::input::{drain, open};
 
 /// Options that shape ingest.
 #[derive(Debug, Clone)]
@@ -216,19 +216,5 @@ impl Sink for Tally<'_> {
     }
     fn spare_payload(&mut self) -> Option<Vec<u8>> {
         self.inner.spare_payload()
-    }
-}
-
-/// Reads to the end, counting bytes (an unrecognised file still gets its size accounted).
-fn drain(mut reader: impl Read) -> u64 {
-    let mut buf = vec![0u8; 1 << 16];
-    let mut n = 0u64;
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) => return n,
-            Ok(k) => n += k as u64,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return n,
-        }
     }
 }

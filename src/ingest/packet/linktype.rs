@@ -219,13 +219,64 @@ mod tests {
         assert_eq!(seg.missing_payload_bytes, 5);
     }
 
+    /// Bytes of the link header on `lt`, below which a frame cannot be decoded (raw IP: the
+    /// version nibble's byte).
+    fn link_header_bytes(lt: i32) -> usize {
+        match lt {
+            0 | 108 => 4,
+            1 => 14,
+            113 => 16,
+            276 => 20,
+            _ => 1,
+        }
+    }
+
+    /// Garbage frames of 0 to 63 bytes on every link type: none passes for a TCP segment,
+    /// frames shorter than their link header are undecodable and an unknown link type is
+    /// unsupported. Read from a pcap, each frame is one packet skipped whole with that reason,
+    /// the first of each reason at its record's offset, and the file's bytes add up.
     #[test]
-    fn garbage_never_panics() {
+    fn garbage_frames_are_skipped_whole_and_the_bytes_add_up() {
+        use std::collections::BTreeMap;
+
+        use crate::ingest::accounting::CollectSink;
+        use crate::ingest::frame::SkipReason;
+        use crate::ingest::packet::pcap::{PcapOptions, read_capture};
+        use crate::ingest::packet::testpcap::PcapWriter;
+
         for lt in [0, 1, 12, 101, 108, 113, 228, 229, 276, 9999] {
+            let mut pcap = PcapWriter::new(lt as u32, false, false, 262_144);
+            // Per reason: (offset of the first record, bytes).
+            let mut expected: BTreeMap<SkipReason, (u64, u64)> = BTreeMap::new();
             for len in 0..64 {
                 let data: Vec<u8> = (0..len).map(|i| (i * 37 + lt as usize) as u8).collect();
-                let _ = decode_packet(Linktype(lt), &data, len as u32 + 3);
+                let reason = match decode_packet(Linktype(lt), &data, len as u32 + 3) {
+                    DecodedPacket::Tcp(seg) => panic!("link type {lt}: {len} bytes of garbage decoded as {seg:?}"),
+                    DecodedPacket::NotTcp => SkipReason::NonTcpPacket,
+                    DecodedPacket::IpFragment => SkipReason::IpFragment,
+                    DecodedPacket::Undecodable => SkipReason::UndecodablePacket,
+                    DecodedPacket::UnsupportedLinktype => SkipReason::UnsupportedLinktype,
+                };
+                if lt == 9999 {
+                    assert_eq!(reason, SkipReason::UnsupportedLinktype, "{len} bytes");
+                } else if len < link_header_bytes(lt) {
+                    assert_eq!(reason, SkipReason::UndecodablePacket, "link type {lt}: {len} bytes");
+                }
+                let record_offset = pcap.bytes.len() as u64;
+                let e = expected.entry(reason).or_insert((record_offset, 0));
+                e.1 += len as u64;
+                pcap.packet(len as i64, &data);
             }
+            let mut sink = CollectSink::default();
+            let summary = read_capture(pcap.bytes.as_slice(), &PcapOptions::default(), &mut sink)
+                .unwrap_or_else(|e| panic!("link type {lt}: {e}"));
+            assert_eq!(summary.packets, 64, "link type {lt}");
+            assert!(sink.frames.is_empty(), "link type {lt}");
+            let skipped: BTreeMap<SkipReason, (u64, u64)> =
+                sink.skips.iter().map(|s| (s.reason, (s.offset, s.bytes))).collect();
+            assert_eq!(skipped, expected, "link type {lt}: skips by reason (first offset, bytes)");
+            assert_eq!(sink.framing.get("pcap_headers").copied(), Some(24 + 64 * 16), "link type {lt}");
+            assert_eq!(sink.accounted_bytes(), pcap.bytes.len() as i128, "link type {lt}: {:?}", sink.framing);
         }
     }
 }

@@ -11,7 +11,8 @@
 //! * `tcp_retransmitted`: payload bytes already delivered (first copy wins);
 //! * skips `non_tcp_packet`, `ip_fragment`, `undecodable_packet`, `unsupported_linktype`,
 //!   `unknown_interface`, `port_filtered` (whole captured packets), `tcp_after_close`,
-//!   `tcp_out_of_window` (payload), `truncated_capture` (the cut last record);
+//!   `tcp_out_of_window` (payload), `truncated_capture` (the cut last record, or the first record
+//!   the parser rejects and everything after it, read or not);
 //! * the HTTP layer: `http_heads`, `http_chunking`, `sse_framing`, `sse_other_events`,
 //!   `http_body_other`, skips `non_http_stream`, `http_midstream`, `http_resync`,
 //!   `http_upgraded`, `http_incomplete_head`, `sse_resync`, and frame `wire_bytes`.
@@ -37,6 +38,7 @@ use pcap_parser::{Block, Linktype, PcapBlockOwned};
 
 use crate::ingest::frame::{FramingCategory, Sink, Skip, SkipReason};
 use crate::ingest::http::stream::{HttpConnection, HttpEnv};
+use crate::ingest::input::drain;
 use crate::ingest::packet::linktype::{DecodedPacket, decode_packet};
 use crate::ingest::packet::tcp::{ConnectionId, ReassemblyLimits, StreamEvent, TcpReassembler};
 
@@ -212,14 +214,22 @@ pub fn read_capture(
         Some([0xa1, 0xb2, 0x3c, 0x4d]) | Some([0x4d, 0x3c, 0xb2, 0xa1]) => CaptureFormat::PcapNanoseconds,
         _ => CaptureFormat::Pcap,
     };
-    let chained = std::io::Cursor::new(head).chain(reader);
-    let mut capture = pcap_parser::create_reader(READ_BUFFER_BYTES, chained).map_err(|e| PcapError::BadHeader {
+    let mut chained = std::io::Cursor::new(head).chain(reader);
+    let mut capture = pcap_parser::create_reader(READ_BUFFER_BYTES, &mut chained).map_err(|e| PcapError::BadHeader {
         reason: format!("{e:?}"),
     })?;
 
     let mut run = Run::new(opts, sink);
     run.summary.format = format;
     let result = read_blocks(capture.as_mut(), &io_error, &mut run);
+    drop(capture);
+    // A record the parser rejects stops the reading with only its buffer counted: the rest of
+    // the input belongs to the same cut.
+    if let Some(cut) = run.cut.as_mut() {
+        let unread = drain(&mut chained);
+        cut.bytes += unread;
+        run.summary.file_bytes += unread;
+    }
     if let Err(e) = result {
         run.finish();
         return Err(e);
@@ -372,6 +382,16 @@ struct Run<'o, 's> {
     link_ip_tcp_header_bytes: u64,
     skipped: Vec<(SkipReason, SkippedPackets)>,
     last_ts_us: Option<i64>,
+    /// Where the capture stopped being readable, reported at the end as one skip up to the end
+    /// of the input.
+    cut: Option<Cut>,
+}
+
+/// The unreadable tail of a capture: from `offset`, `bytes` long, and why.
+struct Cut {
+    offset: u64,
+    bytes: u64,
+    why: String,
 }
 
 impl<'o, 's> Run<'o, 's> {
@@ -386,6 +406,7 @@ impl<'o, 's> Run<'o, 's> {
             link_ip_tcp_header_bytes: 0,
             skipped: Vec::new(),
             last_ts_us: None,
+            cut: None,
         }
     }
 
@@ -446,11 +467,10 @@ impl<'o, 's> Run<'o, 's> {
 
     fn truncated(&mut self, offset: u64, bytes: u64, why: &str) {
         self.summary.truncated_file = true;
-        self.env.sink.skip(Skip {
+        self.cut.get_or_insert(Cut {
             offset,
             bytes,
-            reason: SkipReason::TruncatedCapture,
-            detail: format!("capture cut at file offset {offset}: {why}; {bytes} trailing bytes ignored"),
+            why: why.to_string(),
         });
     }
 
@@ -489,6 +509,14 @@ impl<'o, 's> Run<'o, 's> {
                     detail: detail.to_string(),
                 });
             }
+        }
+        if let Some(Cut { offset, bytes, why }) = self.cut.take() {
+            sink.skip(Skip {
+                offset,
+                bytes,
+                reason: SkipReason::TruncatedCapture,
+                detail: format!("capture cut at file offset {offset}: {why}; {bytes} trailing bytes ignored"),
+            });
         }
         for (reason, s) in &self.skipped {
             sink.skip(Skip {

@@ -6,6 +6,7 @@ use super::*;
 use crate::ingest::accounting::CollectSink;
 use crate::ingest::frame::{Direction, Frame, Transport};
 use crate::ingest::packet::testpcap::*;
+use crate::testkit::Xorshift;
 
 const SESSION: &str = "5e55-10n";
 
@@ -877,8 +878,45 @@ fn not_a_capture_is_an_error_and_an_empty_capture_is_not() {
     assert_eq!(sink.framing.get("pcap_headers").copied(), Some(24));
 }
 
+/// A corrupt record early in a capture larger than the reader's buffer (a pcapng block whose
+/// trailing length disagrees with its head): everything from that record to the end of the
+/// input, read or not, is one `truncated_capture` skip, so the file's bytes still add up.
 #[test]
-fn mutated_captures_never_panic() {
+fn a_corrupt_record_cuts_the_capture_up_to_the_end_of_the_input() {
+    let mut conv = conv_v4();
+    let mut segs = conv.handshake();
+    segs.extend(conv.client(&post("/mcp", None, INIT)));
+    let body = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"pad\":\"{}\"}}}}", "x".repeat(3 << 20));
+    segs.extend(conv.server(&json_response("200 OK", None, &body)));
+    let mut ng = PcapNgWriter::new();
+    let iface = ng.interface(1, 6);
+    let mut corrupt = 0;
+    for (i, seg) in segs.iter().enumerate() {
+        let start = ng.bytes.len();
+        ng.enhanced(iface, i as i64, &conv.frame(seg, Link::Ethernet), 1 << 20);
+        if i == 4 {
+            corrupt = start;
+            let trailer = ng.bytes.len() - 4;
+            ng.bytes[trailer] ^= 0x04;
+        }
+    }
+    let len = ng.bytes.len();
+    assert!(len > 3 << 20, "larger than the 1 MiB read buffer: {len}");
+    let (sink, summary) = run(&ng.bytes);
+    assert!(summary.truncated_file);
+    assert_eq!(summary.packets, 4, "the records before the corrupt one");
+    assert_eq!(summary.file_bytes, len as u64);
+    let cut: Vec<(u64, u64)> = sink.skips.iter().filter(|s| s.reason == SkipReason::TruncatedCapture).map(|s| (s.offset, s.bytes)).collect();
+    assert_eq!(cut, vec![(corrupt as u64, (len - corrupt) as u64)]);
+    assert_eq!(accounted_bytes(&sink), len as u64);
+}
+
+/// Random flips (past the pcap file header) and cuts of a pcap and a pcapng: every file
+/// still reads, each of its bytes is a frame, framing or a skip (plus at most the bytes lost in
+/// the TCP gaps the flips make), and a file that ends inside a record says so with one
+/// `truncated_capture` skip covering its tail.
+#[test]
+fn mutated_captures_keep_the_accounting_closed() {
     let mut conv = conv_v4();
     let segs = streamable_exchange(&mut conv, 61, 17);
     let mut captures = vec![pcap_of(&conv, &segs, Link::Ethernet)];
@@ -888,33 +926,52 @@ fn mutated_captures_never_panic() {
         ng.enhanced(iface, i as i64, &conv.frame(s, Link::Sll2), 1 << 20);
     }
     captures.push(ng.bytes);
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
+    let opts = PcapOptions {
+        max_frame_bytes: 1 << 16,
+        ..PcapOptions::default()
     };
     for original in &captures {
+        let (sink, summary) = run_with(original, &opts);
+        assert_streamable_frames(&sink);
+        assert_eq!(summary.packets, segs.len() as u64);
+        assert_eq!(accounted_bytes(&sink), original.len() as u64);
+    }
+    let mut rng = Xorshift::new(0x9E37_79B9_7F4A_7C15);
+    for (capture, original) in captures.iter().enumerate() {
         for round in 0..300 {
             let mut bytes = original.clone();
-            let flips = 1 + (next() % 8) as usize;
+            let flips = 1 + (rng.next_u64() % 8) as usize;
             for _ in 0..flips {
-                let at = 24 + (next() as usize % (bytes.len() - 24));
-                bytes[at] = next() as u8;
+                let at = 24 + (rng.next_u64() as usize % (bytes.len() - 24));
+                bytes[at] = rng.next_u64() as u8;
             }
             if round % 7 == 0 {
-                bytes.truncate(next() as usize % bytes.len());
+                bytes.truncate(rng.next_u64() as usize % bytes.len());
             }
+            let what = format!("capture {capture} round {round} ({} bytes)", bytes.len());
             let mut sink = CollectSink::default();
-            let _ = read_capture(
-                bytes.as_slice(),
-                &PcapOptions {
-                    max_frame_bytes: 1 << 16,
-                    ..PcapOptions::default()
-                },
-                &mut sink,
+            let summary = read_capture(bytes.as_slice(), &opts, &mut sink)
+                .unwrap_or_else(|e| panic!("{what}: the file header is intact, yet {e}"));
+            let file_bytes = bytes.len() as u64;
+            assert_eq!(summary.file_bytes, file_bytes, "{what}: read to the end");
+            assert!(summary.packets <= segs.len() as u64, "{what}: {} packets", summary.packets);
+            let accounted = accounted_bytes(&sink);
+            assert!(
+                (file_bytes..=file_bytes + summary.tcp_gap_bytes).contains(&accounted),
+                "{what}: {accounted} bytes accounted, {} lost in gaps\nframing {:?}\nskips {:?}",
+                summary.tcp_gap_bytes,
+                sink.framing,
+                sink.skips
             );
+            let cut: Vec<&Skip> = sink.skips.iter().filter(|s| s.reason == SkipReason::TruncatedCapture).collect();
+            if summary.truncated_file {
+                assert!(
+                    matches!(cut[..], [s] if s.offset + s.bytes == file_bytes),
+                    "{what}: one truncated_capture skip up to the end: {cut:?}"
+                );
+            } else {
+                assert!(cut.is_empty(), "{what}: {cut:?}");
+            }
         }
     }
 }

@@ -691,6 +691,7 @@ fn emit_half(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::Xorshift;
 
     /// What the layer above would see for one direction.
     #[derive(Debug, Default)]
@@ -752,31 +753,21 @@ mod tests {
 
     const DATA: (bool, bool, bool, bool) = (false, false, false, false);
 
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
-
     #[test]
     fn any_permutation_with_duplicates_reassembles_the_stream() {
         let stream: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let mut rng = Rng(0x1234_5678_9abc_def1);
+        let mut rng = Xorshift::new(0x1234_5678_9abc_def1);
         for round in 0..200 {
             let isn = if round % 2 == 0 {
                 u32::MAX - 1000
             } else {
-                rng.next() as u32
+                rng.next_u64() as u32
             };
             // Random segmentation.
             let mut pieces: Vec<(usize, usize)> = Vec::new();
             let mut at = 0;
             while at < stream.len() {
-                let len = 1 + (rng.next() % 300) as usize;
+                let len = 1 + (rng.next_u64() % 300) as usize;
                 let end = (at + len).min(stream.len());
                 pieces.push((at, end));
                 at = end;
@@ -786,15 +777,15 @@ mod tests {
             let mut dup_bytes = 0u64;
             for (i, p) in pieces.iter().enumerate() {
                 order.push(*p);
-                if rng.next().is_multiple_of(5) {
-                    let back = i.saturating_sub((rng.next() % 3) as usize);
+                if rng.next_u64().is_multiple_of(5) {
+                    let back = i.saturating_sub((rng.next_u64() % 3) as usize);
                     let q = (pieces[back].0, p.1);
                     dup_bytes += (q.1 - q.0) as u64;
                     order.push(q);
                 }
             }
             for i in 0..order.len() {
-                let j = (i + (rng.next() % 4) as usize).min(order.len() - 1);
+                let j = (i + (rng.next_u64() % 4) as usize).min(order.len() - 1);
                 order.swap(i, j);
             }
             let mut r = TcpReassembler::default();

@@ -1,5 +1,7 @@
 //! Test helper: builds pcap/pcapng files by hand (link, IP, TCP headers) from scripted TCP
 //! conversations, so reassembly and HTTP parsing can be tested on exact, mutated captures.
+//! The unit tests use it as `crate::ingest::packet::testpcap`; the integration tests include
+//! this file (`tests/tests.rs`), so it uses nothing but `std`.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -372,4 +374,55 @@ pub fn pcap_of(conv: &Conversation, segments: &[Segment], link: Link) -> Vec<u8>
         w.packet(1_700_000_000_000_000 + i as i64 * 1000, &conv.frame(seg, link));
     }
     w.bytes
+}
+
+/// One loopback connection (127.0.0.1:50123 to 127.0.0.2:8000, Ethernet) written as a µs pcap
+/// while it is scripted: a handshake, sends cut into 32 KiB segments 100 µs apart, FINs from
+/// both sides. For tests whose capture would be too large to commit.
+pub struct Connection {
+    conv: Conversation,
+    pcap: PcapWriter,
+    packets: i64,
+}
+
+impl Default for Connection {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Connection {
+    /// TCP payload per segment.
+    const SEGMENT_BYTES: usize = 32 << 10;
+
+    pub fn new() -> Self {
+        let mut c = Connection {
+            conv: Conversation::new("127.0.0.1:50123", "127.0.0.2:8000", 1000, 5000),
+            pcap: PcapWriter::new(Link::Ethernet.linktype(), false, false, 262_144),
+            packets: 0,
+        };
+        let handshake = c.conv.handshake();
+        c.write(&handshake);
+        c
+    }
+
+    /// `bytes` from the client (true) or the server, in segments.
+    pub fn send(&mut self, from_client: bool, bytes: &[u8]) {
+        let segments = self.conv.send(from_client, bytes, Self::SEGMENT_BYTES);
+        self.write(&segments);
+    }
+
+    /// FIN from both sides; the finished file.
+    pub fn finish(mut self) -> Vec<u8> {
+        let fins = self.conv.close();
+        self.write(&fins);
+        self.pcap.bytes
+    }
+
+    fn write(&mut self, segments: &[Segment]) {
+        for seg in segments {
+            self.packets += 1;
+            self.pcap.packet(self.packets * 100, &self.conv.frame(seg, Link::Ethernet));
+        }
+    }
 }
