@@ -8,7 +8,7 @@ use mcpsift::ingest::formats::{self, Format};
 use mcpsift::ingest::frame::DEFAULT_MAX_FRAME_BYTES;
 use mcpsift::ingest::discover::PairSpec;
 use mcpsift::model::limits::LimitOverride;
-use mcpsift::report::table_out::{OutputFormat, TableFileFormat};
+use mcpsift::report::export::{CheckFormat, DiffFormat, QueryFormat, ReportFormat, TableFileFormat, TimelineFormat};
 
 /// `--input-format NAME`: a format the readers know.
 fn input_format(name: &str) -> Result<Format, String> {
@@ -48,13 +48,6 @@ pub enum Command {
     Plan(PlanArgs),
 }
 
-/// How `timeline` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TimelineFormat {
-    Text,
-    Md,
-    Json,
-}
 
 /// When `timeline` colours its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -206,8 +199,8 @@ pub struct QueryArgs {
     #[arg(long)]
     pub file: Option<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
-    pub format: OutputFormat,
+    #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
+    pub format: QueryFormat,
     /// Folder of extra rule files (*.sql); a file named like a built-in rule replaces it.
     #[arg(long, value_name = "DIR")]
     pub queries: Option<PathBuf>,
@@ -228,14 +221,6 @@ pub struct TablesArgs {
     pub prune: bool,
 }
 
-/// Output formats of `check`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CheckFormat {
-    Text,
-    Json,
-    Sarif,
-    Junit,
-}
 
 /// Severities `--fail-on` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
@@ -279,13 +264,6 @@ pub struct BaselineArgs {
     pub out: PathBuf,
 }
 
-/// Output formats of `report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
-    Md,
-    Html,
-    Json,
-}
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -305,13 +283,6 @@ pub struct ReportArgs {
     pub no_redact: bool,
 }
 
-/// Output formats of `diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DiffFormat {
-    Text,
-    Md,
-    Json,
-}
 
 /// What a `diff` row is keyed by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

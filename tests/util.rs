@@ -7,7 +7,8 @@ use mcpsift::ingest::run::IngestOptions;
 use mcpsift::pipeline::{Loaded, load};
 use mcpsift::model::tables::default_limits;
 use mcpsift::query::run_sql;
-use mcpsift::report::table_out::{OutputFormat, write_table};
+use mcpsift::report::export::QueryFormat;
+use mcpsift::report::table_out::write_table;
 use serde_json::Value;
 
 /// The shared corpus of SDK captures (a folder with a README.md), searched as `.ci/test` does:
@@ -64,7 +65,7 @@ pub fn load_paths(paths: &[PathBuf]) -> Loaded {
 pub fn rows(loaded: &Loaded, sql: &str) -> Vec<Value> {
     let mut df = run_sql(&loaded.tables, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
     let mut buf = Vec::new();
-    write_table(&mut df, OutputFormat::Jsonl, &mut buf).expect("jsonl");
+    write_table(&mut df, QueryFormat::Jsonl, &mut buf).expect("jsonl");
     String::from_utf8(buf).expect("utf8").lines().map(|l| serde_json::from_str(l).expect("json row")).collect()
 }
 

@@ -2,9 +2,9 @@
 
 use std::io::Write as _;
 
-use crate::cli::{CheckArgs, CheckFormat, FailOn};
+use crate::cli::{CheckArgs, FailOn};
 use mcpsift::query::rules::{Severity, load_rules, run_rules, select};
-use mcpsift::report::export::{CheckRun, Exporter, check_text::CheckText, json::Json, junit::Junit, sarif, sarif::Sarif};
+use mcpsift::report::export::{CheckFormat, CheckRun, sarif};
 use mcpsift::model::tool_changes::Baseline;
 use mcpsift::query::source::WithBaseline;
 use mcpsift::report::findings::findings_from;
@@ -22,12 +22,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let latency = mcpsift::report::gather::latency(&audit.source)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let exporter: &dyn Exporter<CheckRun<'_>> = match args.format {
-        CheckFormat::Text => &CheckText,
-        CheckFormat::Json => &Json,
-        CheckFormat::Sarif => &Sarif,
-        CheckFormat::Junit => &Junit,
-    };
+    let exporter = args.format.exporter();
     exporter.export(&CheckRun { findings: &findings, rules: &rules, captures, capture_names: &capture_names, latency: &latency }, &mut out)?;
     out.flush()?;
     if matches!(args.format, CheckFormat::Sarif)

@@ -3,9 +3,9 @@
 
 use std::io::Write as _;
 
-use crate::cli::{DiffArgs, DiffBy, DiffFormat, InputArgs};
+use crate::cli::{DiffArgs, DiffBy, InputArgs};
 use mcpsift::report::diff::{DiffKey, SideLabel, Thresholds, compare, side};
-use mcpsift::report::export::{Exporter, diff_json::DiffJson, diff_markdown::DiffMarkdown, diff_text::DiffText};
+
 
 /// The input options of one side: the defaults every other command has.
 fn inputs(path: &std::path::Path, args: &DiffArgs) -> InputArgs {
@@ -48,11 +48,7 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<u8> {
         min_timed: args.min_timed,
     };
     let diff = compare(label(&args.a, &args.where_a), label(&b_path, &args.where_b), by, thresholds, groups_a, groups_b);
-    let exporter: &dyn Exporter<_> = match args.format {
-        DiffFormat::Text => &DiffText,
-        DiffFormat::Md => &DiffMarkdown,
-        DiffFormat::Json => &DiffJson,
-    };
+    let exporter = args.format.exporter();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     exporter.export(&diff, &mut out)?;

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
-use crate::cli::{ReportArgs, ReportFormat};
+use crate::cli::ReportArgs;
 use mcpsift::query::rules::{load_rules, run_rules};
 use mcpsift::report::document::{Redaction, Report};
 use mcpsift::report::findings::findings_from;
-use mcpsift::report::export::{Exporter, html::Html, json::Json, markdown::Markdown};
+use mcpsift::report::export::ReportFormat;
 use mcpsift::report::stats::thousands;
 
 /// The format asked for, else the one the output's extension names, else Markdown.
@@ -18,13 +18,8 @@ fn format_of(args: &ReportArgs) -> anyhow::Result<ReportFormat> {
         return Ok(f);
     }
     let Some(path) = args.output.as_deref().filter(|p| *p != Path::new("-")) else { return Ok(ReportFormat::Md) };
-    let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
-    match ext.as_str() {
-        "md" | "markdown" => Ok(ReportFormat::Md),
-        "html" | "htm" => Ok(ReportFormat::Html),
-        "json" => Ok(ReportFormat::Json),
-        _ => anyhow::bail!("{}: cannot tell the report format from the extension; use .md, .html, .json or --format", path.display()),
-    }
+    let ext = path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+    ReportFormat::of_extension(&ext).with_context(|| format!("{}: cannot tell the report format from the extension; use .md, .html, .json or --format", path.display()))
 }
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
@@ -36,11 +31,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let findings = findings_from(&df, redaction == Redaction::On)?;
     let inputs: Vec<String> = args.input.paths.iter().map(|p| p.display().to_string()).chain(args.input.pair.iter().map(|p| format!("{}:{}", p.c2s.display(), p.s2c.display()))).collect();
     let report = Report::gather(&inputs, &audit.captures, &audit.source, &rules, &findings, redaction)?;
-    let exporter: &dyn Exporter<Report> = match format {
-        ReportFormat::Md => &Markdown,
-        ReportFormat::Html => &Html,
-        ReportFormat::Json => &Json,
-    };
+    let exporter = format.exporter();
     let mut text = Vec::new();
     exporter.export(&report, &mut text)?;
     match args.output.as_deref().filter(|p| *p != Path::new("-")) {

@@ -7,7 +7,8 @@ use std::io::Write as _;
 use crate::cli::TablesArgs;
 use mcpsift::dataset::manifest::options_fingerprint;
 use mcpsift::dataset::{WriteOptions, Writer};
-use mcpsift::report::table_out::{TableFileFormat, write_table_file};
+use mcpsift::report::export::TableFileFormat;
+use mcpsift::report::table_out::write_table_file;
 
 pub fn run(args: &TablesArgs) -> anyhow::Result<u8> {
     let stdout = std::io::stdout();

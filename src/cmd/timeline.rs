@@ -4,10 +4,8 @@ use std::io::{IsTerminal, Write as _};
 
 use anyhow::Context as _;
 
-use crate::cli::{ColorWhen, TimelineArgs, TimelineFormat};
+use crate::cli::{ColorWhen, TimelineArgs};
 use mcpsift::query::rules::{load_rules, run_rules};
-use mcpsift::report::export::Exporter;
-use mcpsift::report::export::timeline::{TimelineJson, TimelineMarkdown, TimelineText};
 use mcpsift::report::findings::findings_from;
 use mcpsift::report::timeline::{TimelineRequest, timeline};
 
@@ -40,11 +38,7 @@ pub fn run(args: &TimelineArgs) -> anyhow::Result<u8> {
         ColorWhen::Auto => stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
     let mut out = stdout.lock();
-    let exporter: &dyn Exporter<_> = match args.format {
-        TimelineFormat::Text => &TimelineText { color },
-        TimelineFormat::Md => &TimelineMarkdown,
-        TimelineFormat::Json => &TimelineJson,
-    };
+    let exporter = args.format.exporter(color);
     exporter.export(&t, &mut out)?;
     out.flush()?;
     Ok(0)

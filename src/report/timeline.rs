@@ -1,6 +1,8 @@
 //! The postmortem story of one session: its frames and events in order, around a finding or
 //! an id, with the findings written where they happen. Gathered from the tables (bounded by
-//! the window: only the rows shown are read into memory); rendered by `export/timeline.rs`.
+//! the window: only the rows shown are read into memory); rendered by `export/` (text, Markdown, JSON); the words of a line and the header are here, shared by the renderings.
+
+use std::fmt::Write as _;
 
 use polars::prelude::*;
 use serde::Serialize;
@@ -9,6 +11,7 @@ use crate::model::tables::{int_values as ints, string_values as strings};
 use crate::query::{QueryError, TableSource, run_sql, sql_literal as lit_sql};
 use crate::report::findings::Finding;
 use crate::report::redact::redact;
+use crate::report::stats::thousands;
 
 /// What to tell the story of.
 #[derive(Debug, Clone)]
@@ -359,4 +362,84 @@ fn merge_events(frames: Vec<(i64, i64, TimelineLine)>, mut events: Vec<(i64, i64
     }
     out.extend(ev);
     out
+}
+
+// The words every rendering of a timeline shares.
+
+/// The line's clock time (`HH:MM:SS.mmm`, `-` untimed).
+pub fn time_text(l: &TimelineLine) -> String {
+    match l.ts_us {
+        Some(ts) => {
+            let secs = ts.div_euclid(1_000_000);
+            let micros = ts.rem_euclid(1_000_000);
+            let (h, m, s) = ((secs / 3600).rem_euclid(24), (secs / 60).rem_euclid(60), secs.rem_euclid(60));
+            format!("{h:02}:{m:02}:{s:02}.{:03}", micros / 1000)
+        }
+        None => "-".into(),
+    }
+}
+
+/// Time since the line before (`+1.5ms`, `+2.0s`).
+pub fn delta_text(l: &TimelineLine) -> String {
+    match l.delta_us {
+        Some(d) if d.abs() >= 1_000_000 => format!("+{:.1}s", d as f64 / 1e6),
+        Some(d) => format!("+{:.1}ms", d as f64 / 1e3),
+        None => String::new(),
+    }
+}
+
+/// `C→S`, `S→C`, or ` · ` for an event.
+pub fn arrow(l: &TimelineLine) -> &'static str {
+    match l.direction.as_deref() {
+        Some("c2s") => "C→S",
+        Some("s2c") => "S→C",
+        _ => " · ",
+    }
+}
+
+/// The line's words after its time: kind, method, tool, id, bytes, outcome.
+pub fn words(l: &TimelineLine) -> String {
+    let mut s = l.kind.clone();
+    for part in [l.method.as_deref(), l.tool.as_deref()].into_iter().flatten() {
+        let _ = write!(s, " {part}");
+    }
+    if let Some(id) = &l.rpc_id {
+        let _ = write!(s, " id={id}");
+    }
+    if let Some(b) = l.bytes {
+        let _ = write!(s, " {} B", thousands(b));
+    }
+    if let Some(o) = &l.outcome {
+        let _ = write!(s, " {o}");
+    }
+    s
+}
+
+/// The header lines: who, how many frames, how it ended, how the lines are ordered.
+pub fn header(t: &Timeline) -> Vec<String> {
+    let mut h = vec![format!(
+        "timeline of session {} in {} (client {}, server {}): {} frame(s), ended {}",
+        t.session,
+        t.capture,
+        t.client.as_deref().unwrap_or("?"),
+        t.server.as_deref().unwrap_or("?"),
+        t.frames_total,
+        t.ending.as_deref().unwrap_or("?")
+    )];
+    if let Some(c) = &t.end_cause {
+        h.push(format!("end cause: {c}"));
+    }
+    if t.ordered_by == "position" {
+        h.push("ordered by position: these frames carry no timestamps (stdio tee logs have none)".into());
+    }
+    if t.ordered_by == "causal" {
+        h.push("no timestamps (stdio tee logs have none): frames in causal order, each answer after its request; #N is the frame's seq".into());
+    }
+    if t.clock_went_backwards {
+        h.push("the capture's clock went backwards inside this window (lines marked ⟲): order is the capture's, not the clock's".into());
+    }
+    if t.left_out_before > 0 {
+        h.push(format!("… {} earlier frame(s) left out (--window)", t.left_out_before));
+    }
+    h
 }

@@ -1,5 +1,6 @@
-//! JSON: a result table as one array of row objects, the report's read model, and a check run
-//! as `{"summary": {...}, "findings": [...], "latency": [...]}` with each rule's words.
+//! JSON: a result table as one array of row objects, the report's read model, a check run as
+//! `{"summary": {...}, "findings": [...], "latency": [...]}` with each rule's words, `diff`'s
+//! sides and groups, and a session's timeline.
 
 use std::io::Write;
 
@@ -9,7 +10,9 @@ use serde_json::{Value, json};
 use super::{CheckRun, ExportError, Exporter};
 use crate::query::rules::{Rule, Severity};
 use crate::report::document::{LatencyGroup, Report};
+use crate::report::diff::Diff;
 use crate::report::findings::{Finding, counts};
+use crate::report::timeline::Timeline;
 
 pub struct Json;
 
@@ -81,4 +84,23 @@ pub fn check_json(findings: &[Finding], rules: &[Rule], latency: &[LatencyGroup]
         "findings": findings.iter().map(json_finding).collect::<Vec<_>>(),
         "latency": latency,
     })
+}
+
+/// `mcpsift diff`: both sides, the thresholds, and per group each side's counts, sizes and
+/// latencies (`null` where a side has no such calls) with the regressions.
+impl Exporter<Diff> for Json {
+    fn export(&self, diff: &Diff, out: &mut dyn Write) -> Result<(), ExportError> {
+        let mut v = serde_json::to_value(diff)?;
+        v["regressed"] = serde_json::json!(diff.regressed());
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        Ok(())
+    }
+}
+
+impl Exporter<Timeline> for Json {
+    fn export(&self, t: &Timeline, out: &mut dyn Write) -> Result<(), ExportError> {
+        serde_json::to_writer_pretty(&mut *out, t).map_err(std::io::Error::from)?;
+        out.write_all(b"\n")?;
+        Ok(())
+    }
 }

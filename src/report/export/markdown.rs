@@ -1,9 +1,13 @@
-//! The Markdown report (GitHub-flavoured): the outline as headings, pipe tables and a text
-//! histogram of frame sizes; no HTML, so it pastes into issues and postmortem docs as is.
+//! Markdown (GitHub-flavoured): the report (the outline as headings, pipe tables and a text
+//! histogram of frame sizes), `diff`'s groups and a session's timeline; no HTML, so each pastes
+//! into issues and postmortem docs as is.
 
 use std::fmt::Write as _;
+use std::io::Write;
 
 use super::{ExportError, Exporter};
+use crate::report::diff::{Diff, HEADERS, cells, key_words, side_calls, side_line};
+use crate::report::timeline::{Timeline, arrow, delta_text, header, time_text, words};
 use crate::report::document::{FrameSizes, Report};
 use crate::report::format::short_bytes;
 use crate::report::outline::{Block, ChartKind, Span};
@@ -152,5 +156,80 @@ mod tests {
         assert_eq!(escape("a|b\nc <x> *y*"), "a\\|b c &lt;x&gt; \\*y\\*");
         assert_eq!(code("a`b"), "`` a`b ``");
         assert_eq!(meter(0.5), "█████░░░░░ 50.0%");
+    }
+}
+
+// `mcpsift diff`: the two sides, one table row per group, then the regressions as a list.
+
+/// A diff cell in a table row.
+fn escape_cell(cell: &str) -> String {
+    cell.replace('|', "\\|")
+}
+
+impl Exporter<Diff> for Markdown {
+    fn export(&self, diff: &Diff, out: &mut dyn Write) -> Result<(), ExportError> {
+        writeln!(out, "## mcpsift diff\n")?;
+        writeln!(out, "- {} ({} tools/call)", escape_cell(&side_line("**A**", &diff.a)), side_calls(diff, true))?;
+        writeln!(out, "- {} ({} tools/call)", escape_cell(&side_line("**B**", &diff.b)), side_calls(diff, false))?;
+        writeln!(out, "\nBy {}; each cell is A -> B, rates as n/N of the group's logical calls.\n", key_words(diff.by))?;
+        writeln!(out, "| {} |", HEADERS.join(" | "))?;
+        writeln!(out, "|{}", "---|".repeat(HEADERS.len()))?;
+        for row in &diff.rows {
+            let c: Vec<String> = cells(row).iter().map(|c| escape_cell(c)).collect();
+            writeln!(out, "| `{}` | {} |", c[0], c[1..].join(" | "))?;
+        }
+        let mut any = false;
+        for row in diff.rows.iter().filter(|r| !r.regressions.is_empty()) {
+            if !any {
+                writeln!(out, "\n### Regressions\n")?;
+                any = true;
+            }
+            for r in &row.regressions {
+                writeln!(out, "- `{}` {}: **{}**: {}", row.tool, escape_cell(&cells(row)[1]), r.measure, escape_cell(&r.detail))?;
+            }
+        }
+        if !any {
+            writeln!(out, "\nNo regression under the thresholds.")?;
+        }
+        Ok(())
+    }
+}
+
+// A session's timeline: the header, then one table row per frame or event.
+
+fn timeline_markdown(t: &Timeline) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "## Timeline of `{}`\n", t.session);
+    for h in header(t) {
+        let _ = writeln!(s, "{h}  ");
+    }
+    let _ = writeln!(s, "\n| | seq | time | Δ | dir | what | findings |\n|---|--:|---|--:|---|---|---|");
+    for l in &t.lines {
+        let cell = |x: &str| x.replace('|', "\\|");
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            if l.anchor { "▶" } else { "" },
+            l.seq.map(|q| q.to_string()).unwrap_or_default(),
+            time_text(l),
+            delta_text(l),
+            arrow(l),
+            cell(&words(l)),
+            cell(&l.findings.join("<br>"))
+        );
+    }
+    if t.left_out_after > 0 {
+        let _ = writeln!(s, "\n… {} later frame(s) left out (--window)", t.left_out_after);
+    }
+    for f in &t.session_findings {
+        let _ = writeln!(s, "\n- session: {f}");
+    }
+    s
+}
+
+impl Exporter<Timeline> for Markdown {
+    fn export(&self, t: &Timeline, out: &mut dyn Write) -> Result<(), ExportError> {
+        out.write_all(timeline_markdown(t).as_bytes())?;
+        Ok(())
     }
 }
