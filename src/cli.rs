@@ -185,6 +185,9 @@ pub struct InputArgs {
     /// No diagnostics on stderr (the accounting in --stats still counts them).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Carry on when no input is a capture or log mcpsift reads (otherwise an error, exit 2).
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 #[derive(Debug, Args)]

@@ -20,6 +20,7 @@ fn inputs(path: &std::path::Path, args: &DiffArgs) -> InputArgs {
         jobs: args.jobs,
         stats: false,
         quiet: args.quiet,
+        allow_empty: false,
     }
 }
 

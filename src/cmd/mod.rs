@@ -72,7 +72,7 @@ pub fn open_inputs(args: &InputArgs) -> anyhow::Result<Audit> {
     };
     let dataset = Dataset::open(&dir)?;
     let captures = dataset.captures();
-    tell(args, &captures, &symlink_loops);
+    tell(args, &captures, &symlink_loops)?;
     Ok(Audit { captures, source: dataset.source(&request.limits)?, _temp: temp })
 }
 
@@ -80,7 +80,7 @@ pub fn open_inputs(args: &InputArgs) -> anyhow::Result<Audit> {
 /// --stats).
 pub fn load_inputs(args: &InputArgs) -> anyhow::Result<Loaded> {
     let loaded = mcpsift::pipeline::run(&request(args, None)?, &Bar::stderr(args.quiet))?;
-    tell(args, &loaded.captures, &loaded.symlink_loops);
+    tell(args, &loaded.captures, &loaded.symlink_loops)?;
     Ok(loaded)
 }
 
@@ -98,8 +98,10 @@ pub fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink
     Ok(Request { paths: args.paths.clone(), pairs: args.pair.clone(), ingest, model, limits, jobs: args.jobs.map(usize::from) })
 }
 
-/// Prints symlink loops and diagnostics (unless quiet) and the accounting (with --stats).
-pub fn tell(args: &InputArgs, captures: &[LoadedCapture], symlink_loops: &[PathBuf]) {
+/// Prints symlink loops and diagnostics (unless quiet) and the accounting (with --stats); an
+/// error when no input is a capture, unless `--allow-empty`: an audit pointed at the wrong
+/// folder must not pass as clean.
+pub fn tell(args: &InputArgs, captures: &[LoadedCapture], symlink_loops: &[PathBuf]) -> anyhow::Result<()> {
     if !args.quiet {
         for link in symlink_loops {
             eprintln!("mcpsift: {}: symlink loop (leads back to a folder being read): not followed", link.display());
@@ -108,6 +110,7 @@ pub fn tell(args: &InputArgs, captures: &[LoadedCapture], symlink_loops: &[PathB
     // Expected, harmless skips are summarised per reason; everything else gets its own line.
     const SUMMARISED: &[(&str, &str)] = &[
         ("unrecognized_format", "file(s) that are not captures or logs"),
+        ("source_file", "program source file(s)"),
         ("non_http_stream", "TCP stream(s) that never carried HTTP"),
         ("tls_stream", "TLS-encrypted stream(s) (messages unreadable)"),
         ("http2_stream", "HTTP/2 stream(s) (not supported)"),
@@ -132,4 +135,37 @@ pub fn tell(args: &InputArgs, captures: &[LoadedCapture], symlink_loops: &[PathB
             eprintln!("mcpsift: skipped {n} {what} (--stats lists them)");
         }
     }
+    if args.allow_empty || captures.iter().any(LoadedCapture::is_capture) {
+        return Ok(());
+    }
+    anyhow::bail!("{}", no_capture_message(args, captures))
+}
+
+/// What an audit that found no capture says: the paths given, then each file read and why it
+/// was skipped.
+fn no_capture_message(args: &InputArgs, captures: &[LoadedCapture]) -> String {
+    let mut given: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
+    given.extend(args.pair.iter().map(|p| format!("--pair {}:{}", p.c2s.display(), p.s2c.display())));
+    let mut text = format!("no capture or log recognised in {}", given.join(" "));
+    let files: Vec<_> = captures.iter().flat_map(|c| c.files.iter().map(move |f| (c, f))).collect();
+    if files.is_empty() {
+        text.push_str(": no files there");
+    } else {
+        text.push_str(&format!(": {} file(s) read, none of them MCP traffic mcpsift reads", files.len()));
+        const SHOWN: usize = 20;
+        for (c, f) in files.iter().take(SHOWN) {
+            let why: Vec<String> = c.rows.accounting.diagnostics.iter().filter(|d| d.file == f.path).map(|d| format!("{}: {}", d.reason, d.detail)).collect();
+            let why = match (why.is_empty(), &f.error) {
+                (_, Some(e)) => e.clone(),
+                (true, None) => f.format.as_str().to_string(),
+                (false, None) => why.join("; "),
+            };
+            text.push_str(&format!("\n  {}: {why}", f.path));
+        }
+        if files.len() > SHOWN {
+            text.push_str(&format!("\n  ... and {} more (--stats lists them)", files.len() - SHOWN));
+        }
+    }
+    text.push_str("\n(--allow-empty: carry on with no captures; --input-format FORMAT: read the files as FORMAT)");
+    text
 }

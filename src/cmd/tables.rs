@@ -29,7 +29,7 @@ pub fn run(args: &TablesArgs) -> anyhow::Result<u8> {
     let stored = mcpsift::pipeline::run_into(&request, &crate::progress::Bar::stderr(args.input.quiet), &writer)?;
     let summary = writer.finish(&stored, &request.limits)?;
     let captures: Vec<_> = stored.read.into_iter().flatten().collect();
-    super::tell(&args.input, &captures, &stored.symlink_loops);
+    super::tell(&args.input, &captures, &stored.symlink_loops)?;
     for (table, rows, parts) in &summary.tables {
         writeln!(out, "{}\t{rows} rows\t{parts} parts", args.out.join(table).display())?;
     }

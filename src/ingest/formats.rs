@@ -133,8 +133,7 @@ pub fn input_format_help() -> String {
 
 /// What a file that is none of the formats is told: every format it could have been.
 pub fn unrecognized_detail() -> String {
-    let whats: Vec<&str> = FORMATS.iter().filter(|f| f.read.is_some()).map(|f| f.what).collect();
-    format!("not a format mcpsift reads: {}", whats.join("; "))
+    format!("not a format mcpsift reads ({}; see --help of --input-format)", input_format_names())
 }
 
 #[cfg(test)]
