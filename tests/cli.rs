@@ -130,3 +130,54 @@ fn a_reader_that_stops_early_ends_the_run_quietly() {
     assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{stderr}");
     assert!(out.status.success(), "exit {:?}: {stderr}", out.status.code());
 }
+
+/// An audit that finds no capture is an error naming every file and why it was skipped, not a
+/// clean `0 finding(s)`; `--allow-empty` carries on; program source is skipped whole (its
+/// bytes counted) unless `--input-format` names a format, which reads the messages it quotes.
+#[test]
+fn no_capture_recognised_is_an_error_unless_allowed() {
+    let empty = temp_dir("no-capture-empty");
+    for args in [vec!["check"], vec!["check", "--fail-on", "warn"], vec!["query", "--sql", "SELECT 1 AS x"], vec!["report"]] {
+        let mut a = args.clone();
+        a.insert(1, empty.to_str().unwrap());
+        let out = mcpsift(&a);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("no capture or log recognised in {}: no files there", empty.display())), "{err}");
+    }
+
+    let dir = temp_dir("no-capture-scripts");
+    let message = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let script = format!("import sys\nsys.stdout.write('{message}' + '\\n')\n# {message}\n");
+    let shell = format!("#!/bin/sh\necho '{message}'\n");
+    let notes = "just some notes\nnothing here\n";
+    std::fs::write(dir.join("make.py"), &script).unwrap();
+    std::fs::write(dir.join("record"), &shell).unwrap();
+    std::fs::write(dir.join("NOTES.txt"), notes).unwrap();
+    let d = dir.to_str().unwrap();
+    let out = mcpsift(&["check", d, "--stats"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for (file, reason) in [("make.py", "source_file"), ("record", "source_file"), ("NOTES.txt", "unrecognized_format")] {
+        assert!(err.contains(&format!("  {}: {reason}: ", dir.join(file).display())), "{file}: {err}");
+    }
+    // Every byte of each file is one counted skip.
+    for (file, len) in [("make.py", script.len()), ("record", shell.len())] {
+        let path = dir.join(file);
+        let out = mcpsift(&["query", path.to_str().unwrap(), "--allow-empty", "--stats", "--sql", "SELECT COUNT(*) AS n FROM frames", "--format", "csv"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "n\n0\n");
+        let stats = String::from_utf8_lossy(&out.stderr);
+        assert!(stats.contains(&format!("{}: skipped (source, {len} bytes)", path.display())), "{file} {len}: {stats}");
+        assert!(!stats.contains("unaccounted"), "{stats}");
+    }
+    let out = mcpsift(&["check", d, "--allow-empty", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(0));
+    // Named as a format, the script is read: the message it quotes on its own line is a frame.
+    let py = dir.join("make.py");
+    let out = mcpsift(&["query", py.to_str().unwrap(), "--input-format", "embedded_log", "--sql", "SELECT method FROM frames WHERE kind = 'request'", "--format", "csv"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).lines().any(|l| l == "tools/list"), "{}", String::from_utf8_lossy(&out.stdout));
+}

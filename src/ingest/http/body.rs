@@ -19,6 +19,10 @@ use crate::ingest::http::sse::{SseEvent, SseParser};
 const ERROR_PREVIEW_BYTES: usize = 200;
 /// Largest up-front allocation for a body, whatever Content-Length claims.
 const MAX_BODY_PREALLOCATION: u64 = 16 << 20;
+
+/// A decoded JSON body larger than this grows straight to `max_frame_bytes` (address space,
+/// resident only as it fills) instead of doubling.
+const GROW_TO_CAP_AFTER: usize = 4 << 20;
 /// Compressed bytes handed to the decoder at once. Deflate expands at most about 1032:1, so one
 /// step decodes to at most about 4 MiB.
 pub const DECODE_STEP_BYTES: usize = 4096;
@@ -210,7 +214,14 @@ impl BodyContent {
                 // After a gap the payload stops: what follows is not contiguous with it.
                 if self.lost_bytes == 0 {
                     let room = self.max_frame_bytes.saturating_sub(buf.len() as u64);
-                    buf.extend_from_slice(&bytes[..(bytes.len() as u64).min(room) as usize]);
+                    let take = (bytes.len() as u64).min(room) as usize;
+                    // Past GROW_TO_CAP_AFTER the buffer grows once, to the cap: doubling copies
+                    // the body at each step, and the allocator keeps the buffer it left
+                    // resident for a while (a 2 GiB gzip bomb peaked at 1.35x the cap).
+                    if buf.capacity() - buf.len() < take && buf.len() + take > GROW_TO_CAP_AFTER {
+                        buf.reserve_exact(usize::try_from(self.max_frame_bytes).unwrap_or(usize::MAX).saturating_sub(buf.len()).max(take));
+                    }
+                    buf.extend_from_slice(&bytes[..take]);
                 }
             }
             ContentSink::Sse(parser) => {
