@@ -3,9 +3,11 @@
 
   report.py RESULTS.tsv ENV.txt OUT.md
 
-RESULTS.tsv columns: tool, file, bytes, seconds, rss_kib, status, largest_frame, frames
-(seconds = best of the repeats, rss_kib = highest of the repeats; frames = "rows/expected"
-for mcpsift: rows of its frames table vs messages the generator wrote, "-" otherwise).
+RESULTS.tsv columns: tool, file, bytes, seconds, rss_kib, status, largest_frame, frames,
+cpu_seconds, messages (seconds = best of the repeats, rss_kib = highest of the repeats;
+frames = "rows/expected" for mcpsift: rows of its frames table vs messages the generator
+wrote, "-" otherwise; cpu_seconds = user+sys CPU time, lowest of the repeats; messages = the
+generator's message count for the file). The last two columns may be missing (older TSVs).
 A mcpsift run whose frame count differs from the generator's is reported as "wrong-frames" and
 fails its targets: a fast wrong answer is not a pass.
 MB = 1,000,000 bytes throughout; peak RSS converted from KiB.
@@ -23,7 +25,10 @@ def load(path):
             line = line.rstrip("\n")
             if not line:
                 continue
-            tool, fname, size, secs, rss, status, largest, frames = line.split("\t")
+            cols = line.split("\t")
+            tool, fname, size, secs, rss, status, largest, frames = cols[:8]
+            cpu = cols[8] if len(cols) > 8 else ""
+            msgs = cols[9] if len(cols) > 9 else ""
             if status == "ok" and "/" in frames:
                 got, want = frames.split("/", 1)
                 if got != "?" and got != want:
@@ -31,7 +36,9 @@ def load(path):
             rows.append({"tool": tool, "file": fname, "bytes": int(size),
                          "secs": float(secs) if secs else None,
                          "rss_mb": int(rss) * 1024 / MB if rss else None,
-                         "status": status, "largest": int(largest), "frames": frames})
+                         "status": status, "largest": int(largest), "frames": frames,
+                         "cpu": float(cpu) if cpu else None,
+                         "messages": int(msgs) if msgs else None})
     return rows
 
 
@@ -70,26 +77,32 @@ def main():
         ok = r["status"] in ("ok", "wrong-frames") and r["secs"] is not None
         mbps = r["bytes"] / MB / max(r["secs"], 1e-3) if ok else None
         thr[(r["tool"], r["file"])] = mbps
+        cpu = r["cpu"] if ok else None
+        us_msg = cpu * 1e6 / r["messages"] if cpu is not None and r["messages"] else None
         main_rows.append([r["tool"], r["file"], fmt(r["bytes"] / MB, 1),
                           fmt(r["secs"], 3) if ok else r["status"],
                           fmt(mbps, 1) if ok else "-",
                           fmt(r["rss_mb"], 1) if ok else "-",
+                          fmt(cpu, 2), fmt(us_msg, 2),
                           r["frames"], r["status"]])
-    t1, m1 = table(["tool", "file", "size MB", "seconds", "MB/s", "peak RSS MB", "frames", "status"], main_rows)
+    t1, m1 = table(["tool", "file", "size MB", "seconds", "MB/s", "peak RSS MB", "CPU s",
+                    "CPU µs/msg", "frames", "status"], main_rows)
 
     # Throughput ratios mcpsift / peer, with the targets.
     files = list(dict.fromkeys(r["file"] for r in rows))
     # (peer, file) -> target ratio; a peer with no entry for the file is shown for information.
     # duckdb-facts extracts the same facts mcpsift does (duckdb_facts.py): mcpsift must beat it
     # by 1.5x. duckdb counts methods only: on large.log mcpsift keeps a 2x lead; on small.log
-    # the ratio is printed (the aim is 1x).
+    # the ratio is printed (the aim is 1x). duckdb-aggregate extracts the same facts as
+    # duckdb-facts but only aggregates them GROUP BY method, tool (duckdb_aggregate.py): printed
+    # for information.
     targets = {("duckdb-facts", "small.log"): 1.5, ("duckdb-facts", "large.log"): 1.5,
                ("duckdb", "large.log"): 2.0, ("tshark", "big.pcap"): 20.0}
     ratio_rows = []
     for fname in files:
         ms = thr.get(("mcpsift", fname))
         mstatus = next((r["status"] for r in rows if r["tool"] == "mcpsift" and r["file"] == fname), "-")
-        for peer in ("jq", "duckdb", "duckdb-facts", "tshark"):
+        for peer in ("jq", "duckdb", "duckdb-aggregate", "duckdb-facts", "tshark"):
             if (peer, fname) not in thr:
                 continue
             ps = thr[(peer, fname)]
@@ -106,6 +119,29 @@ def main():
             ratio_rows.append([fname, f"mcpsift/{peer}", (fmt(ratio) + "x") if ratio else "-",
                                (f"{tgt:g}x") if tgt else "-", verdict])
     t2, m2 = table(["file", "throughput ratio", "value", "target", "result"], ratio_rows)
+
+    # One line per stdio file: mcpsift against the three DuckDB peers, and its CPU per message.
+    summary = []
+    for fname in files:
+        m = next((r for r in rows if r["tool"] == "mcpsift" and r["file"] == fname), None)
+        ms = thr.get(("mcpsift", fname))
+        peers = [(p, label) for p, label in (("duckdb-aggregate", "DuckDB aggregate"),
+                                             ("duckdb", "DuckDB method count"),
+                                             ("duckdb-facts", "DuckDB facts-to-Parquet"))
+                 if (p, fname) in thr]
+        if m is None or not peers:
+            continue
+        parts = []
+        for p, label in peers:
+            ps = thr[(p, fname)]
+            parts.append(f"{fmt(ms / ps)}x {label}" if ms and ps else f"- {label}")
+        line = f"{fname}: mcpsift is " + ", ".join(parts)
+        if ms and m["cpu"] is not None and m["messages"]:
+            line += (f"; {m['cpu'] * 1e6 / m['messages']:,.2f} CPU-µs per message "
+                     f"({m['cpu']:.2f} s user+sys / {m['messages']:,} messages)")
+        if m["status"] != "ok":
+            line += f" [{m['status']}]"
+        summary.append(line)
 
     # Memory target: peak RSS < 3 x largest frame + 200 MB.
     mem_rows = []
@@ -128,16 +164,22 @@ def main():
     print()
     print(t2)
     print()
+    if summary:
+        print("\n".join(summary))
+        print()
     print(t3)
     print()
     with open(out_md, "w") as f:
         f.write("# mcpsift benchmark: latest results\n\n")
         f.write("Written by `bench/run.sh`; see `bench/README.md`. MB = 1,000,000 bytes; "
                 "seconds are wall time (best of the repeats), peak RSS the highest of the repeats "
-                "(GNU time `%M`).\n\n")
+                "(GNU time `%M`), CPU s the lowest user+sys time of the repeats and CPU µs/msg that "
+                "divided by the file's message count.\n\n")
         f.write("```\n" + env + "\n```\n\n")
         f.write("## Runs\n\n" + m1 + "\n\n")
         f.write("## Throughput: mcpsift relative to its peers\n\n" + m2 + "\n\n")
+        if summary:
+            f.write("\n".join("- " + s for s in summary) + "\n\n")
         f.write("## Memory: peak RSS < 3 x largest frame + 200 MB\n\n" + m3 + "\n")
 
 

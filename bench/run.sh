@@ -8,8 +8,10 @@ usage() {
 Usage: bench/run.sh [--small] [--repeat N] [--tools LIST] [--no-build]
 
   --small        ~20 MB inputs (smoke run) instead of ~350/400/520 MB
-  --repeat N     measure each command N times; report best wall time and highest peak RSS
-  --tools LIST   comma-separated subset of mcpsift,jq,duckdb,tshark (default: all)
+  --repeat N     measure each command N times; report best wall time, highest peak RSS
+                 and lowest CPU time (user+sys)
+  --tools LIST   comma-separated subset of mcpsift,jq,duckdb,tshark (default: all; duckdb
+                 runs the three DuckDB peers: method count, aggregate, facts to Parquet)
   --no-build     do not run cargo build; use the binary already in $CARGO_TARGET_DIR (if any)
 
 Environment: CARGO_TARGET_DIR (default ~/.cache/mcpsift-target), BENCH_DIR (default
@@ -142,19 +144,22 @@ RESULTS="$WORK/results.tsv"
 : >"$RESULTS"
 
 # measure TOOL FILE CMD... : runs CMD (stdout to /dev/null) REPEAT times under GNU time.
+# Records the best wall time, the highest peak RSS and the lowest CPU time (user+sys, children
+# included) of the repeats, and the file's message count (from the generator's meta.json).
 # A command that exits non-zero or times out is recorded as failed.
 measure() {
     local tool="$1" file="$2"; shift 2
-    local name size lf best="" rss="" status=ok i secs kib rc t0 t1 frames=-
+    local name size lf msgs best="" rss="" cpu="" status=ok i secs kib usr sys cs rc t0 t1 frames=-
     name="$(basename "$file")"
     size="$(stat -c %s "$file")"
     lf="$(largest_frame "$file")"
+    msgs="$(meta_field "$file" messages)"
     for ((i = 1; i <= REPEAT; i++)); do
         log "$tool $name (run $i/$REPEAT)"
         rm -rf "$WORK/out"; mkdir -p "$WORK/out"
         rc=0
         t0=$EPOCHREALTIME
-        timeout "$TIMEOUT" /usr/bin/time -f '%e %M' -o "$WORK/time" "$@" \
+        timeout "$TIMEOUT" /usr/bin/time -f '%e %M %U %S' -o "$WORK/time" "$@" \
             >"$WORK/stdout" 2>"$LOGS/$tool-$name.stderr" || rc=$?
         t1=$EPOCHREALTIME
         if [[ $rc != 0 ]]; then
@@ -170,18 +175,22 @@ measure() {
             break
         fi
         if [[ $tool == mcpsift && $i == 1 ]]; then
-            frames="$(count_frames "$WORK/out")/$(meta_field "$file" messages)"
+            frames="$(count_frames "$WORK/out")/$msgs"
             log "  frames table rows / messages generated: $frames"
         fi
-        # Wall time from bash's microsecond clock (GNU time's %e has 10 ms steps); RSS from %M.
-        read -r _ kib < <(tail -n 1 "$WORK/time")
+        # Wall time from bash's microsecond clock (GNU time's %e has 10 ms steps); RSS from %M;
+        # CPU time is user (%U) + system (%S), 10 ms steps.
+        read -r _ kib usr sys < <(tail -n 1 "$WORK/time")
         secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')"
-        log "  ${secs} s, peak RSS $((kib / 1024)) MiB"
+        cs="$(awk -v u="$usr" -v s="$sys" 'BEGIN{printf "%.2f", u + s}')"
+        log "  ${secs} s, ${cs} s CPU, peak RSS $((kib / 1024)) MiB"
         if [[ -z $best ]] || awk -v a="$secs" -v b="$best" 'BEGIN{exit !(a < b)}'; then best="$secs"; fi
         if [[ -z $rss || $kib -gt $rss ]]; then rss="$kib"; fi
+        if [[ -z $cpu ]] || awk -v a="$cs" -v b="$cpu" 'BEGIN{exit !(a < b)}'; then cpu="$cs"; fi
     done
-    if [[ $status != ok ]]; then best=""; rss=""; fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$name" "$size" "$best" "$rss" "$status" "$lf" "$frames" >>"$RESULTS"
+    if [[ $status != ok ]]; then best=""; rss=""; cpu=""; fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$name" "$size" "$best" "$rss" "$status" "$lf" "$frames" \
+        "$cpu" "$msgs" >>"$RESULTS"
 }
 
 # Rows of mcpsift's frames table (one row per JSON-RPC message), read with DuckDB; "?" if unknown.
@@ -193,7 +202,8 @@ count_frames() {
 }
 
 mcpsift_failed() { # FILE REASON
-    printf '%s\t%s\t%s\t\t\t%s\t%s\t-\n' mcpsift "$(basename "$1")" "$(stat -c %s "$1")" "$2" "$(largest_frame "$1")" >>"$RESULTS"
+    printf '%s\t%s\t%s\t\t\t%s\t%s\t-\t\t%s\n' mcpsift "$(basename "$1")" "$(stat -c %s "$1")" "$2" "$(largest_frame "$1")" \
+        "$(meta_field "$1" messages)" >>"$RESULTS"
 }
 
 run_mcpsift() { # FILE
@@ -210,6 +220,7 @@ for f in "$DATA/small.log" "$DATA/large.log"; do
     if want jq; then measure jq "$f" jq -c '{id,method}' "$f"; fi
     if want duckdb; then
         measure duckdb "$f" "$PY" "$BENCH_SRC/duckdb_methods.py" "$f"
+        measure duckdb-aggregate "$f" "$PY" "$BENCH_SRC/duckdb_aggregate.py" "$f"
         measure duckdb-facts "$f" "$PY" "$BENCH_SRC/duckdb_facts.py" "$f" "$WORK/out"
     fi
 done
