@@ -8,7 +8,7 @@ use mcpsift::model::tool_changes::{BASELINE_FORMAT, Baseline, latest_per_server,
 use mcpsift::query::TableSource as _;
 
 pub fn run(args: &BaselineArgs) -> anyhow::Result<u8> {
-    let audit = super::open_inputs(&args.input)?;
+    let audit = super::inputs::open_inputs(&args.input)?;
     let listed = server_tools(audit.source.table("tools")?, audit.source.table("sessions")?, audit.source.table("pages")?)?;
     let servers = latest_per_server(listed);
     let baseline = Baseline { mcpsift_baseline: BASELINE_FORMAT, created_by: format!("mcpsift {}", env!("CARGO_PKG_VERSION")), servers };

@@ -11,7 +11,7 @@ use mcpsift::report::findings::findings_from;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let rules = select(load_rules(args.queries.as_deref())?, &args.rule)?;
-    let audit = super::open_inputs(&args.input)?;
+    let audit = super::inputs::open_inputs(&args.input)?;
     let df = match &args.baseline {
         Some(file) => run_rules(&WithBaseline { inner: &audit.source, baseline: Baseline::read(file)? }, &rules)?,
         None => run_rules(&audit.source, &rules)?,

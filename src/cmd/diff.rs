@@ -34,10 +34,10 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<u8> {
         DiffBy::Client => DiffKey::Client,
         DiffBy::Tool => DiffKey::Tool,
     };
-    let audit_a = super::open_inputs(&inputs(&args.a, args))?;
+    let audit_a = super::inputs::open_inputs(&inputs(&args.a, args))?;
     let groups_a = side(&audit_a.source, args.where_a.as_deref(), by)?;
     drop(audit_a);
-    let audit_b = super::open_inputs(&inputs(&b_path, args))?;
+    let audit_b = super::inputs::open_inputs(&inputs(&b_path, args))?;
     let groups_b = side(&audit_b.source, args.where_b.as_deref(), by)?;
     let label = |p: &std::path::Path, w: &Option<String>| SideLabel { inputs: vec![p.display().to_string()], filter: w.clone() };
     let thresholds = Thresholds {

@@ -11,7 +11,7 @@ use mcpsift::report::telemetry::gather;
 pub fn run(command: &ExportCommand) -> anyhow::Result<u8> {
     match command {
         ExportCommand::Otlp(args) => {
-            let audit = super::open_inputs(&args.input)?;
+            let audit = super::inputs::open_inputs(&args.input)?;
             let telemetry = gather(&audit.source)?;
             let mut buf = Vec::new();
             Otlp.export(&telemetry, &mut buf)?;

@@ -34,7 +34,7 @@ impl Sink for FrameAt {
 }
 
 pub fn run(args: &FrameArgs) -> anyhow::Result<u8> {
-    let audit = super::open_inputs(&args.input)?;
+    let audit = super::inputs::open_inputs(&args.input)?;
     let mut filter: Vec<String> = Vec::new();
     if let Some(c) = &args.capture {
         filter.push(format!("capture = {}", lit(c)));
@@ -66,7 +66,7 @@ pub fn run(args: &FrameArgs) -> anyhow::Result<u8> {
     let (capture, seq, wire): (&str, u64, u64) = (&captures[0], seqs[0].parse()?, sizes[0].parse()?);
     let inputs = discover(&args.input.paths, &args.input.pair)?.inputs;
     let input = inputs.iter().find(|c| c.name() == capture).with_context(|| format!("{capture}: the frame's bytes are in the raw capture; give its files (a dataset keeps no payloads)"))?;
-    let opts = super::request(&args.input, None)?.ingest;
+    let opts = super::inputs::request(&args.input, None)?.ingest;
     let mut sink = FrameAt { want: seq, next: 0, found: None };
     ingest_capture(input, &opts, &mut sink);
     let frame = sink.found.with_context(|| format!("{capture}: frame {seq} not found on a second read (did the file change?)"))?;

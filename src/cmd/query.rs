@@ -25,7 +25,7 @@ pub fn run(args: &QueryArgs) -> anyhow::Result<u8> {
             }
         }
     };
-    let audit = super::open_inputs(&input)?;
+    let audit = super::inputs::open_inputs(&input)?;
     let mut df = run_sql(&audit.source, &sql)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

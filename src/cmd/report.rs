@@ -25,7 +25,7 @@ fn format_of(args: &ReportArgs) -> anyhow::Result<ReportFormat> {
 pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
     let format = format_of(args)?;
     let rules = load_rules(args.queries.as_deref())?;
-    let audit = super::open_inputs(&args.input)?;
+    let audit = super::inputs::open_inputs(&args.input)?;
     let df = run_rules(&audit.source, &rules)?;
     let redaction = if args.no_redact { Redaction::Off } else { Redaction::On };
     let findings = findings_from(&df, redaction == Redaction::On)?;

@@ -15,21 +15,21 @@ pub fn run(args: &TablesArgs) -> anyhow::Result<u8> {
     let mut out = stdout.lock();
     if args.format == TableFileFormat::Csv {
         std::fs::create_dir_all(&args.out).map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", args.out.display()))?;
-        let loaded = super::load_inputs(&args.input)?;
+        let loaded = super::inputs::load_inputs(&args.input)?;
         for (name, df) in loaded.tables.named() {
             let path = write_table_file(df, &args.out, name, args.format)?;
             writeln!(out, "{}\t{} rows", path.display(), df.height())?;
         }
         return Ok(0);
     }
-    let mut request = super::request(&args.input, None)?;
+    let mut request = super::inputs::request(&args.input, None)?;
     // The manifest records each new input's blake3, taken as the input is read.
     request.ingest.hash_files = true;
     let writer = Writer::open(&args.out, options_fingerprint(&request.ingest, &request.model), WriteOptions { prune: args.prune, incremental: true })?;
     let stored = mcpsift::pipeline::run_into(&request, &crate::progress::Bar::stderr(args.input.quiet), &writer)?;
     let summary = writer.finish(&stored, &request.limits)?;
     let captures: Vec<_> = stored.read.into_iter().flatten().collect();
-    super::tell(&args.input, &captures, &stored.symlink_loops)?;
+    super::inputs::tell(&args.input, &captures, &stored.symlink_loops)?;
     for (table, rows, parts) in &summary.tables {
         writeln!(out, "{}\t{rows} rows\t{parts} parts", args.out.join(table).display())?;
     }

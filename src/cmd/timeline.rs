@@ -10,7 +10,7 @@ use mcpsift::report::findings::findings_from;
 use mcpsift::report::timeline::{TimelineRequest, timeline};
 
 pub fn run(args: &TimelineArgs) -> anyhow::Result<u8> {
-    let audit = super::open_inputs(&args.input)?;
+    let audit = super::inputs::open_inputs(&args.input)?;
     let rules = load_rules(args.queries.as_deref())?;
     let findings = findings_from(&run_rules(&audit.source, &rules)?, !args.no_redact)?;
     let req = match &args.finding {

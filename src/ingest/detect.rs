@@ -175,17 +175,6 @@ fn vote_line(line: &[u8], rest: &[u8], votes: &mut Votes) {
     }
 }
 
-/// A HAR file: `{"log": {` (any whitespace, a UTF-8 BOM allowed) with `"version"` and
-/// `"entries"` in the head. Pretty-printed files put `{` alone on the first line, compact ones
-/// everything on one line longer than the head, so lines are no help here.
-pub(super) fn is_har(head: &[u8]) -> bool {
-    let t = trim_ascii_start(head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head));
-    let Some(t) = t.strip_prefix(b"{") else { return false };
-    let Some(t) = trim_ascii_start(t).strip_prefix(b"\"log\"") else { return false };
-    let Some(t) = trim_ascii_start(t).strip_prefix(b":") else { return false };
-    trim_ascii_start(t).starts_with(b"{") && memchr::memmem::find(t, b"\"version\"").is_some() && memchr::memmem::find(t, b"\"entries\"").is_some()
-}
-
 fn starts_like_jsonrpc(head: &[u8]) -> bool {
     let t = trim_ascii_start(head);
     (t.starts_with(b"{") || t.starts_with(b"[")) && memchr::memmem::find(&t[..t.len().min(4096)], b"\"jsonrpc\"").is_some()
@@ -255,7 +244,9 @@ mod tests {
         let wrapped = b"```\n$ echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\n    \"params\":{}}' | srv\n```\n";
         assert_eq!(detect(wrapped, "x"), Format::EmbeddedLog);
         let half = b"# quoted\nreq = ['{\"jsonrpc\":\"2.0\",\"id\":1,',\n    '\"params\":{}}']\n";
-        assert_eq!(detect(half, "x.py"), Format::Unrecognized);
+        // Source by its name; by its lines alone (no name), half a quoted message is no log.
+        assert_eq!(detect(half, "x.py"), Format::Source);
+        assert_eq!(detect(half, "x"), Format::Unrecognized);
         let banner = "\u{256d}\u{2500}\u{256e}\n\u{2502} \u{273b} Welcome to Claude Code! \u{2502}\n\u{2570}\u{2500}\u{256f}\n \u{203b} Tip: x\nclaude --debug\n[DEBUG] MCP server \"a\": Connection failed: MCP error -32000: Connection closed\n    at x (cli.js:1:1)\n    at y (cli.js:1:2)\n";
         assert_eq!(detect(banner.as_bytes(), "x"), Format::ClientLog);
         // Stdio with one polluted line, and a host log with a message line, stay what they are.

@@ -6,7 +6,6 @@
 use std::io::Read;
 
 use super::frame::{Direction, Sink};
-use super::run::IngestOptions;
 
 /// What an input file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,11 +41,12 @@ pub enum Format {
 }
 
 /// What a reader is given besides the bytes: a stdio pair's side, the session or server name
-/// (see [`super::run::ingest_reader`]) and the options.
+/// (see [`super::run::ingest_reader`]), the frame cap and the ports of packet captures.
 pub struct ReadContext<'a> {
     pub direction: Option<Direction>,
     pub session: &'a str,
-    pub opts: &'a IngestOptions,
+    pub max_frame_bytes: usize,
+    pub ports: &'a [u16],
 }
 
 /// Reads one input's bytes into a sink.
@@ -70,15 +70,15 @@ pub struct FormatInfo {
 
 /// Every format, in the order `--help` lists them and start-of-file sniffing tries them.
 pub const FORMATS: [FormatInfo; 12] = [
-    FormatInfo { format: Format::Stdio, name: "stdio", aliases: &[], what: "newline-delimited JSON-RPC as a stdio pipe carries it (one direction or a tee of both)", sniff: None, read: Some(|r, c, s| super::lines::stdio::read_stdio(r, c.direction, c.session, c.opts.max_frame_bytes, s)) },
-    FormatInfo { format: Format::HostLog, name: "hostlog", aliases: &[], what: "a host application's MCP log (`Message from client|server:`, `[Client Says]`)", sniff: None, read: Some(|r, c, s| super::lines::hostlog::read_hostlog(r, c.session, c.opts.max_frame_bytes, s)) },
-    FormatInfo { format: Format::Jsonl, name: "jsonl", aliases: &["transcript"], what: "a JSONL transcript (one record per message with its direction)", sniff: None, read: Some(|r, c, s| super::lines::jsonl::read_jsonl(r, c.session, c.opts.max_frame_bytes, s)) },
-    FormatInfo { format: Format::Recorder, name: "recorder", aliases: &["mcpsnoop", "mcpspy", "spans"], what: "a proxy recorder's JSONL (mcpsnoop, MCPSpy, mcptrace-rs spans)", sniff: None, read: Some(|r, c, s| super::lines::recorder::read_recorder(r, c.session, c.opts.max_frame_bytes, s)) },
-    FormatInfo { format: Format::Pcap, name: "pcap", aliases: &["pcapng"], what: "a packet capture (pcap, pcapng: Streamable HTTP, HTTP+SSE)", sniff: Some(super::packet::pcap::looks_like_pcap), read: Some(|r, c, s| super::run::read_pcap(r, c.opts, s)) },
-    FormatInfo { format: Format::Har, name: "har", aliases: &[], what: "an HTTP Archive (HAR 1.2)", sniff: Some(super::detect::is_har), read: Some(|r, c, s| super::har::reader::read_har(r, c.opts.max_frame_bytes, s)) },
-    FormatInfo { format: Format::ClaudeMcpLog, name: "claude_mcp_log", aliases: &[], what: "Claude Code's per-server MCP log (a JSON array of entries)", sniff: Some(super::lines::claude_mcp_log::looks_like_claude_mcp_log), read: Some(|r, c, s| super::lines::claude_mcp_log::read_claude_mcp_log(r, Some(c.session).filter(|n| !n.is_empty()), c.opts.max_frame_bytes, s)) },
-    FormatInfo { format: Format::ClientLog, name: "client_log", aliases: &[], what: "an MCP client's line log (`claude --debug`, Claude Code's terminal, Cursor, Gemini CLI, MCP Inspector)", sniff: None, read: Some(|r, c, s| super::lines::client_log::read_client_log(r, c.session, c.opts.max_frame_bytes, s)) },
-    FormatInfo { format: Format::EmbeddedLog, name: "embedded_log", aliases: &[], what: "log lines carrying JSON-RPC after a prefix or in a field (docker compose, tracing, Go and Python logging, JSON-lines logs, pasted excerpts)", sniff: None, read: Some(|r, c, s| super::lines::embedded::read_embedded(r, c.session, c.opts.max_frame_bytes, s)) },
+    FormatInfo { format: Format::Stdio, name: "stdio", aliases: &[], what: "newline-delimited JSON-RPC as a stdio pipe carries it (one direction or a tee of both)", sniff: None, read: Some(|r, c, s| super::lines::stdio::read_stdio(r, c.direction, c.session, c.max_frame_bytes, s)) },
+    FormatInfo { format: Format::HostLog, name: "hostlog", aliases: &[], what: "a host application's MCP log (`Message from client|server:`, `[Client Says]`)", sniff: None, read: Some(|r, c, s| super::lines::hostlog::read_hostlog(r, c.session, c.max_frame_bytes, s)) },
+    FormatInfo { format: Format::Jsonl, name: "jsonl", aliases: &["transcript"], what: "a JSONL transcript (one record per message with its direction)", sniff: None, read: Some(|r, c, s| super::lines::jsonl::read_jsonl(r, c.session, c.max_frame_bytes, s)) },
+    FormatInfo { format: Format::Recorder, name: "recorder", aliases: &["mcpsnoop", "mcpspy", "spans"], what: "a proxy recorder's JSONL (mcpsnoop, MCPSpy, mcptrace-rs spans)", sniff: None, read: Some(|r, c, s| super::lines::recorder::read_recorder(r, c.session, c.max_frame_bytes, s)) },
+    FormatInfo { format: Format::Pcap, name: "pcap", aliases: &["pcapng"], what: "a packet capture (pcap, pcapng: Streamable HTTP, HTTP+SSE)", sniff: Some(super::packet::pcap::looks_like_pcap), read: Some(|r, c, s| super::packet::accounted::read_pcap(r, c.ports, c.max_frame_bytes, s)) },
+    FormatInfo { format: Format::Har, name: "har", aliases: &[], what: "an HTTP Archive (HAR 1.2)", sniff: Some(super::har::reader::looks_like_har), read: Some(|r, c, s| super::har::reader::read_har(r, c.max_frame_bytes, s)) },
+    FormatInfo { format: Format::ClaudeMcpLog, name: "claude_mcp_log", aliases: &[], what: "Claude Code's per-server MCP log (a JSON array of entries)", sniff: Some(super::lines::claude_mcp_log::looks_like_claude_mcp_log), read: Some(|r, c, s| super::lines::claude_mcp_log::read_claude_mcp_log(r, Some(c.session).filter(|n| !n.is_empty()), c.max_frame_bytes, s)) },
+    FormatInfo { format: Format::ClientLog, name: "client_log", aliases: &[], what: "an MCP client's line log (`claude --debug`, Claude Code's terminal, Cursor, Gemini CLI, MCP Inspector)", sniff: None, read: Some(|r, c, s| super::lines::client_log::read_client_log(r, c.session, c.max_frame_bytes, s)) },
+    FormatInfo { format: Format::EmbeddedLog, name: "embedded_log", aliases: &[], what: "log lines carrying JSON-RPC after a prefix or in a field (docker compose, tracing, Go and Python logging, JSON-lines logs, pasted excerpts)", sniff: None, read: Some(|r, c, s| super::lines::embedded::read_embedded(r, c.session, c.max_frame_bytes, s)) },
     FormatInfo { format: Format::Empty, name: "empty", aliases: &[], what: "zero bytes", sniff: None, read: None },
     FormatInfo { format: Format::Unrecognized, name: "unrecognized", aliases: &[], what: "none of the formats mcpsift reads", sniff: None, read: None },
     FormatInfo { format: Format::Source, name: "source", aliases: &[], what: "program source", sniff: None, read: None },

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes looked at to recognise a format.
 pub const HEAD_BYTES: usize = 64 * 1024;
@@ -134,5 +135,19 @@ pub fn drain(mut reader: impl Read) -> u64 {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return n,
         }
+    }
+}
+
+/// Counts bytes passing through a reader.
+pub struct Counting<R> {
+    pub inner: R,
+    pub count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
     }
 }

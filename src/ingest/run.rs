@@ -1,6 +1,6 @@
 //! Reading one capture (a file or a stdio pair) into a sink, whatever its format.
 
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,7 +9,7 @@ use super::detect::detect;
 use super::formats::{Format, ReadContext};
 use super::discover::CaptureInput;
 use super::frame::{DEFAULT_MAX_FRAME_BYTES, Direction, Sink, Skip, SkipReason};
-use super::input::{drain, open};
+use super::input::{Counting, drain, open};
 
 /// Options that shape ingest.
 #[derive(Debug, Clone)]
@@ -53,20 +53,6 @@ pub struct FileReport {
 /// Such an input is listed as skipped, not counted as a capture.
 pub fn is_not_a_capture(files: &[FileReport], frames_or_events: bool) -> bool {
     !frames_or_events && files.iter().all(|f| !f.format.is_capture_format())
-}
-
-/// Counts bytes passing through a reader.
-struct Counting<R> {
-    inner: R,
-    count: Arc<AtomicU64>,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
 }
 
 /// Reads every file of `input` into `sink`; returns one report per file.
@@ -152,7 +138,7 @@ pub fn ingest_reader(
 ) {
     let mut reader = reader;
     match format.info().read {
-        Some(read) => read(&mut reader, &ReadContext { direction, session, opts }, sink),
+        Some(read) => read(&mut reader, &ReadContext { direction, session, max_frame_bytes: opts.max_frame_bytes, ports: &opts.ports }, sink),
         None => {
             let bytes = drain(reader);
             let (reason, detail) = match format {
@@ -166,55 +152,3 @@ pub fn ingest_reader(
     }
 }
 
-pub(super) fn read_pcap(reader: impl Read + Send, opts: &IngestOptions, sink: &mut dyn Sink) {
-    let pcap_opts = super::packet::pcap::PcapOptions { ports: opts.ports.clone(), max_frame_bytes: opts.max_frame_bytes as u64 };
-    let count = Arc::new(AtomicU64::new(0));
-    let mut reader = Counting { inner: reader, count: Arc::clone(&count) };
-    let mut tally = Tally { inner: sink, accounted: 0 };
-    let Err(e) = super::packet::pcap::read_capture(&mut reader, &pcap_opts, &mut tally) else { return };
-    // Whatever the capture reader read and did not account for (its header, the rest of an
-    // unreadable file, a buffer it could not parse before a read error) is one counted skip.
-    let reason = match e {
-        super::packet::pcap::PcapError::Io { .. } => SkipReason::ReadError,
-        _ => SkipReason::UnreadableCapture,
-    };
-    if reason == SkipReason::UnreadableCapture {
-        drain(&mut reader);
-    }
-    let read = i128::from(count.load(Ordering::Relaxed));
-    let (offset, bytes) = (u64::try_from(tally.accounted.clamp(0, read)).unwrap_or(0), u64::try_from(read - tally.accounted).unwrap_or(0));
-    tally.inner.skip(Skip { offset, bytes, reason, detail: e.to_string() });
-}
-
-/// A sink that passes everything on and sums the input bytes it accounts for.
-struct Tally<'s> {
-    inner: &'s mut dyn Sink,
-    accounted: i128,
-}
-
-impl Sink for Tally<'_> {
-    fn frame(&mut self, frame: super::frame::Frame) {
-        self.accounted += i128::from(frame.wire_bytes);
-        self.inner.frame(frame);
-    }
-    fn event(&mut self, event: super::frame::Event) {
-        self.inner.event(event);
-    }
-    fn skip(&mut self, skip: Skip) {
-        self.accounted += i128::from(skip.bytes);
-        self.inner.skip(skip);
-    }
-    fn framing(&mut self, category: super::frame::FramingCategory, bytes: u64) {
-        self.accounted += super::accounting::accounted_bytes(0, [(category.as_str(), bytes)], 0);
-        self.inner.framing(category, bytes);
-    }
-    fn begin_file(&mut self, file: &str) {
-        self.inner.begin_file(file);
-    }
-    fn copy_payload(&mut self, bytes: &[u8]) -> Vec<u8> {
-        self.inner.copy_payload(bytes)
-    }
-    fn spare_payload(&mut self) -> Option<Vec<u8>> {
-        self.inner.spare_payload()
-    }
-}

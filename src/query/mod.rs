@@ -1,69 +1,13 @@
-//! Query: polars SQL over the tables. Multi-statement text is split with sqlparser and run in
-//! order (so `CREATE TABLE x AS ...; SELECT ... FROM x` works); the last result is returned.
-
-use polars::prelude::*;
-use polars::sql::SQLContext;
-use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
-
-use crate::model::tables::TABLE_NAMES;
+//! Query: polars SQL over the tables (`sql`), where the tables come from (`source`), the rule
+//! files (`rules`, `header`, `severity`) and the heap handed back between pieces (`heap`).
 
 pub mod header;
 pub mod heap;
 pub mod rules;
 pub mod severity;
 pub mod source;
+pub mod sql;
 
 pub use source::TableSource;
+pub use sql::{QueryError, context, context_for, run_in, run_sql, sql_literal};
 
-#[derive(Debug, thiserror::Error)]
-pub enum QueryError {
-    #[error("SQL does not parse: {0}")]
-    Parse(String),
-    #[error("SQL has no statement")]
-    Empty,
-    #[error("query failed: {0}")]
-    Polars(#[from] PolarsError),
-}
-
-/// `s` as a SQL string literal (quotes doubled), for values put into generated queries.
-pub fn sql_literal(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
-/// A SQL context with every table registered under its DESIGN.md name.
-pub fn context(tables: &dyn TableSource) -> Result<SQLContext, QueryError> {
-    let ctx = SQLContext::new();
-    for name in TABLE_NAMES {
-        ctx.register(name, tables.table(name)?);
-    }
-    Ok(ctx)
-}
-
-/// [`context`], plus the tables computed at query time that `sql` names: `tool_changes`
-/// (tool definitions compared across a server's sessions and with the source's baseline).
-pub fn context_for(tables: &dyn TableSource, sql: &str) -> Result<SQLContext, QueryError> {
-    let ctx = context(tables)?;
-    if sql.contains("tool_changes") {
-        use crate::model::tool_changes::{server_tools, tool_changes};
-        let listed = server_tools(tables.table("tools")?, tables.table("sessions")?, tables.table("pages")?)?;
-        ctx.register("tool_changes", tool_changes(&listed, tables.baseline())?.lazy());
-    }
-    Ok(ctx)
-}
-
-/// Runs `sql` (one or more `;`-separated statements) and returns the last statement's rows.
-pub fn run_sql(tables: &dyn TableSource, sql: &str) -> Result<DataFrame, QueryError> {
-    let mut ctx = context_for(tables, sql)?;
-    run_in(&mut ctx, sql)
-}
-
-/// Runs `sql` in an existing context.
-pub fn run_in(ctx: &mut SQLContext, sql: &str) -> Result<DataFrame, QueryError> {
-    let statements = Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| QueryError::Parse(e.to_string()))?;
-    let mut last = None;
-    for stmt in statements {
-        last = Some(source::collect(ctx.execute(&stmt.to_string())?)?);
-    }
-    last.ok_or(QueryError::Empty)
-}

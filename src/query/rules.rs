@@ -9,8 +9,8 @@ use polars::prelude::*;
 
 use super::header::RuleHeader;
 pub use super::severity::Severity;
-use super::{QueryError, run_in};
-use super::TableSource;
+use super::sql::{QueryError, context_for, run_in};
+use super::source::TableSource;
 
 /// Separates the cause tokens of one finding in the `cause` column (primary cause first).
 pub const CAUSE_SEPARATOR: char = ',';
@@ -119,7 +119,7 @@ pub fn select(rules: Vec<Rule>, names: &[String]) -> Result<Vec<Rule>, RuleError
 
 /// Runs one rule and returns its rows with exactly the findings columns and types.
 pub fn run_rule(tables: &dyn TableSource, rule: &Rule) -> Result<DataFrame, RuleError> {
-    let mut ctx = super::context_for(tables, &rule.sql).map_err(|source| RuleError::Query { rule: rule.name.clone(), source })?;
+    let mut ctx = context_for(tables, &rule.sql).map_err(|source| RuleError::Query { rule: rule.name.clone(), source })?;
     let df = run_in(&mut ctx, &rule.sql).map_err(|source| RuleError::Query { rule: rule.name.clone(), source })?;
     normalize(&rule.name, &df)
 }

@@ -52,6 +52,17 @@ impl Walk<'_> {
     }
 }
 
+/// A HAR file: `{"log": {` (any whitespace, a UTF-8 BOM allowed) with `"version"` and
+/// `"entries"` in the head. Pretty-printed files put `{` alone on the first line, compact ones
+/// everything on one line longer than the head, so lines are no help here.
+pub fn looks_like_har(head: &[u8]) -> bool {
+    let t = <[u8]>::trim_ascii_start(head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head));
+    let Some(t) = t.strip_prefix(b"{") else { return false };
+    let Some(t) = <[u8]>::trim_ascii_start(t).strip_prefix(b"\"log\"") else { return false };
+    let Some(t) = <[u8]>::trim_ascii_start(t).strip_prefix(b":") else { return false };
+    <[u8]>::trim_ascii_start(t).starts_with(b"{") && memchr::memmem::find(t, b"\"version\"").is_some() && memchr::memmem::find(t, b"\"entries\"").is_some()
+}
+
 /// Reads a HAR file into `sink`.
 pub fn read_har(reader: impl Read, max_frame_bytes: usize, sink: &mut dyn Sink) {
     let mut buffered = BufReader::with_capacity(1 << 16, reader);

@@ -1,5 +1,6 @@
 //! Packet captures: pcap/pcapng files, link-layer decoding and TCP reassembly; HTTP is in [`super::http`].
 
+pub mod accounted;
 pub mod linktype;
 pub mod pcap;
 pub mod tcp;
