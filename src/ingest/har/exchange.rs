@@ -14,7 +14,8 @@ const BODY_MISSING_KIND: &str = "har_body_missing";
 
 use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
 use crate::ingest::frame::{Event, EventFacts, Frame, FramingCategory, Sink, Skip, SkipReason, Transport};
-use crate::ingest::http::stream::{HttpConnection, HttpEnv};
+use crate::ingest::http::env::HttpEnv;
+use crate::ingest::http::stream::HttpConnection;
 use crate::ingest::base64::decode_base64;
 use crate::ingest::time::parse_rfc3339_us;
 

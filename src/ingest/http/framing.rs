@@ -21,3 +21,17 @@ pub struct HttpFramingBytes {
     /// SSE bytes skipped after a TCP gap until the next event boundary (reported as a skip).
     pub sse_resync: u64,
 }
+
+impl HttpFramingBytes {
+    /// Adds `from`'s counts to these.
+    pub fn add(&mut self, from: &HttpFramingBytes) {
+        self.http_heads += from.http_heads;
+        self.http_chunking += from.http_chunking;
+        self.sse_framing += from.sse_framing;
+        self.sse_other_events += from.sse_other_events;
+        self.http_body_other += from.http_body_other;
+        self.http_gzip_encoded_bytes += from.http_gzip_encoded_bytes;
+        self.http_gzip_decoded_bytes += from.http_gzip_decoded_bytes;
+        self.sse_resync += from.sse_resync;
+    }
+}

@@ -4,7 +4,14 @@
 pub mod body;
 pub mod chunked;
 pub mod encoding;
+pub mod env;
+mod events;
+mod exchange;
 pub mod framing;
 pub mod head;
+mod message_body;
+mod resync;
+mod route;
+mod skips;
 pub mod sse;
 pub mod stream;

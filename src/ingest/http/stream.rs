@@ -1,7 +1,10 @@
-//! HTTP/1.x on the two reassembled byte streams of one TCP connection → [`Frame`]s (JSON bodies
-//! and SSE `message` data), `http_status` / `tcp_gap` events, framing counts and skips. It knows
-//! HTTP and SSE, not JSON-RPC: a body is "JSON" by its content type (or its first byte when
-//! there is none), never by parsing it.
+//! The per-connection driver: runs each direction of one TCP connection's two reassembled
+//! byte streams through HTTP/1.x (head, body, resync, opaque) and hands over [`Frame`]s (JSON
+//! bodies and SSE `message` data), `http_status` / `tcp_gap` events, framing counts and skips.
+//! It knows HTTP and SSE, not JSON-RPC: a body is "JSON" by its content type (or its first
+//! byte when there is none), never by parsing it. The steps are the sibling modules': message
+//! boundaries (`resync`), pairing (`exchange`), body framing (`message_body`), where outputs go
+//! (`route`), events (`events`), skips (`skips`), what a run shares (`env`).
 //!
 //! Per direction: head (httparse) → body framing (none / Content-Length / chunked / until
 //! close) → content decoding (gzip, deflate) → content sink (JSON assembly buffer, SSE parser,
@@ -13,303 +16,22 @@
 //! marked incomplete; when framing is lost the direction resynchronises at the next line that
 //! starts with a request method (client side) or `HTTP/1.` (server side).
 
-use std::collections::VecDeque;
-
 use crate::ingest::connection::{ConnectionId, Side, StreamEnd};
-use crate::ingest::frame::{Direction, Event, EventFacts, Frame, FramingCategory, HttpContext, RequestExtras, Sink, Skip, SkipReason, Transport};
-use crate::ingest::http::body::{BodyContent, BodyOutput, ContentSink, content_kind};
-use crate::ingest::http::chunked::ChunkedDecoder;
-use crate::ingest::http::encoding::ContentDecoder;
-use crate::ingest::http::framing::HttpFramingBytes;
-use crate::ingest::http::head::{HeadParse, ParsedHead, Role, find_message_start, parse_head, query_session};
-
-/// A head longer than this is not HTTP we want to parse (and bounds the head buffer).
-const MAX_HEAD_BYTES: usize = 64 * 1024;
-/// Requests waiting for responses per connection before the oldest is given up.
-const MAX_OPEN_EXCHANGES: usize = 256;
-/// Bytes of request frames held for their response head, per connection.
-const MAX_HELD_FRAME_BYTES: u64 = 64 << 20;
-
-/// Counters of the HTTP layer.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct HttpStats {
-    pub requests: u64,
-    pub responses: u64,
-    /// Responses that matched no request (request not captured).
-    pub unmatched_responses: u64,
-    pub frames: u64,
-    pub incomplete_frames: u64,
-    pub sse_events: u64,
-    pub status_errors: u64,
-    pub resyncs: u64,
-    pub upgraded_connections: u64,
-}
-
-/// State shared by all connections of a run.
-pub struct HttpEnv<'s> {
-    pub sink: &'s mut dyn Sink,
-    pub max_frame_bytes: u64,
-    /// Next capture-wide exchange number.
-    pub next_exchange: u64,
-    pub framing: HttpFramingBytes,
-    pub stats: HttpStats,
-}
-
-impl<'s> HttpEnv<'s> {
-    pub fn new(sink: &'s mut dyn Sink, max_frame_bytes: u64) -> Self {
-        HttpEnv {
-            sink,
-            max_frame_bytes,
-            next_exchange: 0,
-            framing: HttpFramingBytes::default(),
-            stats: HttpStats::default(),
-        }
-    }
-
-    /// Reports the accumulated framing counts to the sink (once, at the end).
-    pub fn report_framing(&mut self) {
-        let f = std::mem::take(&mut self.framing);
-        for (category, bytes) in [
-            (FramingCategory::HttpHeads, f.http_heads),
-            (FramingCategory::HttpChunking, f.http_chunking),
-            (FramingCategory::SseFraming, f.sse_framing),
-            (FramingCategory::SseOtherEvents, f.sse_other_events),
-            (FramingCategory::HttpBodyOther, f.http_body_other),
-            (FramingCategory::HttpGzipEncodedBytes, f.http_gzip_encoded_bytes),
-            (FramingCategory::HttpGzipDecodedBytes, f.http_gzip_decoded_bytes),
-        ] {
-            if bytes > 0 {
-                self.sink.framing(category, bytes);
-            }
-        }
-        if f.sse_resync > 0 {
-            self.sink.skip(Skip {
-                offset: 0,
-                bytes: f.sse_resync,
-                reason: SkipReason::SseResync,
-                detail: "event-stream bytes skipped after TCP gaps, up to the next event boundary".to_string(),
-            });
-        }
-    }
-
-    fn frame(&mut self, frame: Frame) {
-        self.stats.frames += 1;
-        if frame.incomplete.is_some() {
-            self.stats.incomplete_frames += 1;
-        }
-        self.sink.frame(frame);
-    }
-}
-
-/// One request/response pair.
-#[derive(Debug, Default)]
-struct Exchange {
-    number: u64,
-    method: String,
-    url: String,
-    protocol_version: Option<String>,
-    mcp_method: Option<String>,
-    mcp_name: Option<String>,
-    mcp_params: Vec<(String, String)>,
-    user_agent: Option<String>,
-    request_session: Option<String>,
-    query_session: Option<String>,
-    response_session: Option<String>,
-    /// Legacy HTTP+SSE: the session announced by this stream's `endpoint` event.
-    stream_session: Option<String>,
-    status: Option<u16>,
-    reason: String,
-    response_head_offset: u64,
-    response_seen: bool,
-    request_done: bool,
-    response_done: bool,
-    /// Request frames waiting for the response head (their session may come from it).
-    held: Vec<Frame>,
-}
-
-impl Exchange {
-    fn session(&self) -> Option<String> {
-        self.request_session
-            .clone()
-            .or_else(|| self.query_session.clone())
-            .or_else(|| self.response_session.clone())
-            .or_else(|| self.stream_session.clone())
-    }
-
-    fn context(&self, connection: ConnectionId, sse_event_id: Option<String>, client_ip: Option<String>) -> HttpContext {
-        let extras = (!self.mcp_params.is_empty() || self.user_agent.is_some() || client_ip.is_some())
-            .then(|| Box::new(RequestExtras { mcp_params: self.mcp_params.clone(), client_ip, user_agent: self.user_agent.clone() }));
-        HttpContext {
-            connection,
-            method: self.method.clone(),
-            url: self.url.clone(),
-            status: self.status,
-            protocol_version: self.protocol_version.clone(),
-            mcp_method: self.mcp_method.clone(),
-            mcp_name: self.mcp_name.clone(),
-            extras,
-            sse_event_id,
-            exchange: self.number,
-        }
-    }
-
-    fn held_bytes(&self) -> u64 {
-        self.held.iter().map(|f| f.payload.len() as u64).sum()
-    }
-
-    /// Releases held request frames with what is known now.
-    fn release_held(&mut self, env: &mut HttpEnv<'_>) {
-        for mut frame in std::mem::take(&mut self.held) {
-            frame.session = self.session();
-            if let Some(http) = frame.http.as_mut() {
-                http.status = self.status;
-            }
-            env.frame(frame);
-        }
-    }
-}
-
-#[derive(Debug)]
-enum BodyFraming {
-    Length { remaining: u64, declared: u64 },
-    Chunked(ChunkedDecoder),
-    UntilClose,
-}
-
-#[derive(Debug)]
-struct Body {
-    exchange: u64,
-    direction: Direction,
-    framing: BodyFraming,
-    content: BodyContent,
-}
-
-#[derive(Debug)]
-enum DirState {
-    /// Expecting (or reading) a message head.
-    Head,
-    /// Looking for the next message start.
-    Resync,
-    Body(Box<Body>),
-    /// Everything is skipped with this reason (`non_http_stream`, `http_upgraded`).
-    Opaque(SkipReason),
-}
-
-/// Consecutive skipped bytes of one direction, reported as one [`Skip`].
-#[derive(Debug, Default)]
-struct SkipTally {
-    reason: Option<SkipReason>,
-    offset: u64,
-    bytes: u64,
-}
-
-impl SkipTally {
-    fn add(&mut self, reason: SkipReason, offset: u64, bytes: u64, env: &mut HttpEnv<'_>) {
-        if bytes == 0 {
-            return;
-        }
-        if self.reason != Some(reason) || self.offset + self.bytes != offset {
-            self.flush(env, None);
-            self.reason = Some(reason);
-            self.offset = offset;
-        }
-        self.bytes += bytes;
-    }
-
-    /// Reports the tally; `relabel` replaces the provisional `http_resync` reason.
-    fn flush(&mut self, env: &mut HttpEnv<'_>, relabel: Option<SkipReason>) {
-        if let Some(reason) = self.reason.take()
-            && self.bytes > 0
-        {
-            let reason = if reason == SkipReason::HttpResync {
-                relabel.unwrap_or(reason)
-            } else {
-                reason
-            };
-            let detail = match reason {
-                SkipReason::NonHttpStream => "TCP stream bytes that never parsed as HTTP/1.x".to_string(),
-                SkipReason::TlsStream => "TLS-encrypted connection: its messages cannot be read from the capture".to_string(),
-                SkipReason::Http2Stream => "HTTP/2 connection (prior knowledge): not supported, only HTTP/1.x is parsed".to_string(),
-                SkipReason::HttpMidstream => {
-                    "bytes before the first message boundary (capture started mid-connection)".to_string()
-                }
-                SkipReason::HttpResync => "bytes skipped to find the next HTTP message after lost framing".to_string(),
-                SkipReason::HttpUpgraded => "bytes after 101 Switching Protocols / CONNECT".to_string(),
-                SkipReason::HttpIncompleteHead => "message head cut by the end of the stream".to_string(),
-                other => other.as_str().to_string(),
-            };
-            env.sink.skip(Skip {
-                offset: self.offset,
-                bytes: self.bytes,
-                reason,
-                detail,
-            });
-        }
-        self.bytes = 0;
-    }
-}
-
-/// The parser of one direction of a connection.
-#[derive(Debug)]
-struct DirParser {
-    role: Option<Role>,
-    state: DirState,
-    head_buf: Vec<u8>,
-    head_start: u64,
-    /// For resync: the next byte starts a line.
-    at_line_start: bool,
-    /// A message head parsed at least once.
-    synced_once: bool,
-    /// The stream starts at a message boundary (the connection's SYN was seen).
-    clean_start: bool,
-    /// Exchange of the message in progress (for events).
-    current_exchange: Option<u64>,
-    skip: SkipTally,
-    ended: bool,
-}
-
-impl DirParser {
-    fn new(role: Option<Role>) -> Self {
-        let clean_start = role.is_some();
-        DirParser {
-            role,
-            state: if clean_start { DirState::Head } else { DirState::Resync },
-            head_buf: Vec::new(),
-            head_start: 0,
-            at_line_start: true,
-            synced_once: false,
-            clean_start,
-            current_exchange: None,
-            skip: SkipTally::default(),
-            ended: false,
-        }
-    }
-
-    fn flush_resync_tally(&mut self, env: &mut HttpEnv<'_>) {
-        let label = if self.synced_once {
-            SkipReason::HttpResync
-        } else {
-            SkipReason::HttpMidstream
-        };
-        self.skip.flush(env, Some(label));
-    }
-}
-
-fn lossy_preview(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .trim()
-        .to_string()
-}
+use crate::ingest::frame::{Direction, SkipReason};
+use crate::ingest::http::env::HttpEnv;
+use crate::ingest::http::events::{gap_event, status_event};
+use crate::ingest::http::exchange::{Exchange, OpenExchanges};
+use crate::ingest::http::head::{HeadFacts, ParsedHead, Role};
+use crate::ingest::http::message_body::{Body, BodyFraming};
+use crate::ingest::http::resync::{DirParser, DirState, GiveUp, HeadStep};
+use crate::ingest::http::route::route_outputs;
 
 /// The HTTP view of one TCP connection.
 #[derive(Debug)]
 pub struct HttpConnection {
     connection: ConnectionId,
     dirs: [DirParser; 2],
-    exchanges: VecDeque<Exchange>,
+    exchanges: OpenExchanges,
     /// IP address of side A and side B, when the packet layer knows them.
     addrs: [Option<std::net::IpAddr>; 2],
 }
@@ -321,7 +43,7 @@ impl HttpConnection {
         HttpConnection {
             connection,
             dirs: [DirParser::new(role_of(Side::A)), DirParser::new(role_of(Side::B))],
-            exchanges: VecDeque::new(),
+            exchanges: OpenExchanges::default(),
             addrs: [None, None],
         }
     }
@@ -361,20 +83,7 @@ impl HttpConnection {
                     dir.skip.add(reason, at, rest.len() as u64, env);
                     pos = bytes.len();
                 }
-                DirState::Resync => match find_message_start(rest, dir.at_line_start, dir.role) {
-                    Some(i) => {
-                        dir.skip.add(SkipReason::HttpResync, at, i as u64, env);
-                        dir.state = DirState::Head;
-                        dir.head_buf.clear();
-                        dir.head_start = at + i as u64;
-                        pos += i;
-                    }
-                    None => {
-                        dir.skip.add(SkipReason::HttpResync, at, rest.len() as u64, env);
-                        dir.at_line_start = rest.last() == Some(&b'\n');
-                        pos = bytes.len();
-                    }
-                },
+                DirState::Resync => pos += dir.seek_message_start(at, rest, env),
                 DirState::Head => pos += self.head(side, at, rest, ts_us, env),
                 DirState::Body(_) => pos += self.body(side, at, rest, ts_us, env),
             }
@@ -383,90 +92,31 @@ impl HttpConnection {
 
     /// Reads head bytes; returns how many of `rest` were used.
     fn head(&mut self, side: Side, at: u64, rest: &[u8], ts_us: Option<i64>, env: &mut HttpEnv<'_>) -> usize {
-        let dir = &mut self.dirs[side.index()];
-        let (result, used_if_complete, appended) = if dir.head_buf.is_empty() {
-            dir.head_start = at;
-            let r = parse_head(rest, dir.role);
-            (r, 0, 0)
-        } else {
-            let old = dir.head_buf.len();
-            let take = rest.len().min(MAX_HEAD_BYTES.saturating_sub(old));
-            dir.head_buf.extend_from_slice(&rest[..take]);
-            // A head can only end at a line feed: skip re-parsing until one arrives (this keeps
-            // a head delivered in tiny segments linear instead of quadratic).
-            let result = if memchr::memchr(b'\n', &rest[..take]).is_some() {
-                parse_head(&dir.head_buf, dir.role)
-            } else {
-                HeadParse::Partial
-            };
-            (result, old, take)
-        };
-        match result {
-            HeadParse::Complete(head) => {
-                let len = match head.as_ref() {
-                    ParsedHead::Request { len, .. } | ParsedHead::Response { len, .. } => *len,
-                };
-                let used = len.saturating_sub(used_if_complete);
-                let head_start = dir.head_start;
-                dir.head_buf.clear();
+        match self.dirs[side.index()].read_head(at, rest) {
+            HeadStep::Complete { head, start, len, used } => {
                 env.framing.http_heads += len as u64;
-                self.start_message(side, *head, head_start, ts_us, env);
+                self.start_message(side, *head, start, ts_us, env);
                 used
             }
-            HeadParse::Partial => {
-                if dir.head_buf.is_empty() {
-                    if rest.len() >= MAX_HEAD_BYTES {
-                        return self.invalid_head(side, rest.len().min(1), rest, ts_us, env);
-                    }
-                    dir.head_buf.extend_from_slice(rest);
-                    rest.len()
-                } else if dir.head_buf.len() >= MAX_HEAD_BYTES {
-                    self.invalid_head(side, appended, rest, ts_us, env)
-                } else {
-                    appended
-                }
-            }
-            HeadParse::Invalid => {
-                if dir.head_buf.is_empty() {
-                    self.invalid_head(side, 1, rest, ts_us, env)
-                } else {
-                    self.invalid_head(side, appended, rest, ts_us, env)
-                }
-            }
+            HeadStep::Buffered(n) => n,
+            HeadStep::Invalid { consumed_now } => self.invalid_head(side, consumed_now, rest, ts_us, env),
         }
     }
 
-    /// The bytes at `head_start` are not a message head. Returns bytes of the current input
+    /// The bytes at the head start are not a message head. Returns bytes of the current input
     /// consumed (`consumed_now`, which are already in the head buffer when it is non-empty).
     /// `first` holds the input at the head start when nothing is buffered yet.
     fn invalid_head(&mut self, side: Side, consumed_now: usize, first: &[u8], ts_us: Option<i64>, env: &mut HttpEnv<'_>) -> usize {
         // The peer's verdict (a TLS or HTTP/2 client hello) names the whole connection.
-        let peer_reason = match self.dirs[1 - side.index()].state {
-            DirState::Opaque(r @ (SkipReason::TlsStream | SkipReason::Http2Stream)) => Some(r),
-            _ => None,
-        };
-        let dir = &mut self.dirs[side.index()];
-        let buffered = std::mem::take(&mut dir.head_buf);
-        let start = dir.head_start;
-        if dir.clean_start && !dir.synced_once {
-            let reason = peer_reason.unwrap_or_else(|| opaque_reason(if buffered.is_empty() { first } else { &buffered }));
-            dir.state = DirState::Opaque(reason);
-            let n = if buffered.is_empty() { 0 } else { buffered.len() as u64 };
-            dir.skip.add(reason, start, n, env);
-            return if buffered.is_empty() { 0 } else { consumed_now };
+        let peer_reason = self.dirs[side.other().index()].connection_verdict();
+        match self.dirs[side.index()].give_up_head(consumed_now, first, peer_reason, env) {
+            GiveUp::Consumed(n) => n,
+            GiveUp::Rescan { at, buffered, consumed } => {
+                // Rescan what was buffered after the false start, then continue with the input.
+                self.feed(side, at, ts_us, &buffered[1..], env);
+                consumed
+            }
         }
-        env.stats.resyncs += 1;
-        dir.state = DirState::Resync;
-        dir.at_line_start = false;
-        dir.skip.add(SkipReason::HttpResync, start, 1, env);
-        if buffered.is_empty() {
-            return 1;
-        }
-        // Rescan what was buffered after the false start, then continue with the input.
-        if buffered.len() > 1 {
-            self.feed(side, start + 1, ts_us, &buffered[1..], env);
-        }
-        consumed_now
     }
 
     fn set_role(&mut self, side: Side, role: Role) {
@@ -481,153 +131,69 @@ impl HttpConnection {
         }
     }
 
-    fn start_message(
-        &mut self,
-        side: Side,
-        head: ParsedHead,
-        head_start: u64,
-        ts_us: Option<i64>,
-        env: &mut HttpEnv<'_>,
-    ) {
-        {
-            let dir = &mut self.dirs[side.index()];
-            dir.flush_resync_tally(env);
-            dir.synced_once = true;
-            dir.state = DirState::Head;
-        }
+    /// A message head at stream offset `head_start` of `side`: the direction is in sync and
+    /// the request or response starts.
+    fn start_message(&mut self, side: Side, head: ParsedHead, head_start: u64, ts_us: Option<i64>, env: &mut HttpEnv<'_>) {
+        self.dirs[side.index()].head_found(env);
         match head {
-            ParsedHead::Request { method, url, facts, .. } => {
-                self.set_role(side, Role::Client);
-                env.stats.requests += 1;
-                let number = env.next_exchange;
-                env.next_exchange += 1;
-                let exchange = Exchange {
-                    number,
-                    query_session: query_session(&url),
-                    method,
-                    url,
-                    protocol_version: facts.protocol_version.clone(),
-                    mcp_method: facts.mcp_method.clone(),
-                    mcp_name: facts.mcp_name.clone(),
-                    mcp_params: facts.mcp_params.clone(),
-                    user_agent: facts.user_agent.clone(),
-                    request_session: facts.session_id.clone(),
-                    ..Default::default()
-                };
-                self.push_exchange(exchange, env);
-                let framing = if facts.chunked {
-                    Some(BodyFraming::Chunked(ChunkedDecoder::new()))
-                } else if let Some(n) = facts.content_length.filter(|&n| n > 0) {
-                    Some(BodyFraming::Length {
-                        remaining: n,
-                        declared: n,
-                    })
-                } else if facts.transfer_encoding {
-                    Some(BodyFraming::UntilClose)
-                } else {
-                    None
-                };
-                let dir = &mut self.dirs[side.index()];
-                dir.current_exchange = Some(number);
-                match framing {
-                    None => {
-                        if let Some(x) = self.exchange_mut(number) {
-                            x.request_done = true;
-                        }
-                        self.retire(number);
-                    }
-                    Some(framing) => {
-                        let content = BodyContent::new(
-                            content_kind(facts.content_type.as_deref(), true),
-                            ContentDecoder::for_header(facts.content_encoding.as_deref()),
-                            env.max_frame_bytes,
-                            facts.content_length,
-                            false,
-                        );
-                        dir.state = DirState::Body(Box::new(Body {
-                            exchange: number,
-                            direction: Direction::ClientToServer,
-                            framing,
-                            content,
-                        }));
-                    }
-                }
-            }
+            ParsedHead::Request { method, url, facts, .. } => self.start_request(side, method, url, &facts, env),
             ParsedHead::Response {
                 status, reason, facts, ..
-            } => {
-                self.set_role(side, Role::Server);
-                if (100..200).contains(&status) {
-                    if status == 101 {
-                        self.upgrade(env);
-                    }
-                    return;
+            } => self.start_response(side, status, reason, &facts, head_start, ts_us, env),
+        }
+    }
+
+    /// A request opens an exchange, then its body (if any).
+    fn start_request(&mut self, side: Side, method: String, url: String, facts: &HeadFacts, env: &mut HttpEnv<'_>) {
+        self.set_role(side, Role::Client);
+        env.stats.requests += 1;
+        let number = env.take_exchange_number();
+        self.exchanges.push(Exchange::for_request(number, method, url, facts), env);
+        let framing = BodyFraming::of_request(facts);
+        let dir = &mut self.dirs[side.index()];
+        dir.current_exchange = Some(number);
+        match framing {
+            None => {
+                if let Some(x) = self.exchanges.get_mut(number) {
+                    x.request_done = true;
                 }
-                env.stats.responses += 1;
-                let number = match self.exchanges.iter().position(|x| !x.response_seen) {
-                    Some(i) => self.exchanges[i].number,
-                    None => {
-                        env.stats.unmatched_responses += 1;
-                        let number = env.next_exchange;
-                        env.next_exchange += 1;
-                        self.push_exchange(
-                            Exchange {
-                                number,
-                                request_done: true,
-                                ..Default::default()
-                            },
-                            env,
-                        );
-                        number
-                    }
-                };
-                let Some(x) = self.exchange_mut(number) else { return };
-                x.status = Some(status);
-                x.reason = reason;
-                x.response_session = facts.session_id.clone();
-                x.response_seen = true;
-                x.response_head_offset = head_start;
-                x.release_held(env);
-                let method = x.method.clone();
-                if method.eq_ignore_ascii_case("CONNECT") && (200..300).contains(&status) {
-                    self.upgrade(env);
-                    return;
-                }
-                let no_body = method.eq_ignore_ascii_case("HEAD") || status == 204 || status == 304;
-                let framing = if no_body {
-                    None
-                } else if facts.chunked {
-                    Some(BodyFraming::Chunked(ChunkedDecoder::new()))
-                } else if let Some(n) = facts.content_length {
-                    (n > 0).then_some(BodyFraming::Length {
-                        remaining: n,
-                        declared: n,
-                    })
-                } else {
-                    Some(BodyFraming::UntilClose)
-                };
-                let dir = &mut self.dirs[side.index()];
-                dir.current_exchange = Some(number);
-                match framing {
-                    None => {
-                        self.complete_response_without_body(number, ts_us, env);
-                    }
-                    Some(framing) => {
-                        let content = BodyContent::new(
-                            content_kind(facts.content_type.as_deref(), false),
-                            ContentDecoder::for_header(facts.content_encoding.as_deref()),
-                            env.max_frame_bytes,
-                            facts.content_length,
-                            status >= 400,
-                        );
-                        dir.state = DirState::Body(Box::new(Body {
-                            exchange: number,
-                            direction: Direction::ServerToClient,
-                            framing,
-                            content,
-                        }));
-                    }
-                }
+                self.exchanges.retire(number);
+            }
+            Some(framing) => {
+                let body = Body::new(number, Direction::ClientToServer, framing, facts, false, env.max_frame_bytes);
+                dir.state = DirState::Body(Box::new(body));
+            }
+        }
+    }
+
+    /// A response: an interim one (1xx) only may upgrade; a final one answers the oldest open
+    /// exchange (releasing its held request frames), then its body (if any) starts.
+    #[allow(clippy::too_many_arguments)]
+    fn start_response(&mut self, side: Side, status: u16, reason: String, facts: &HeadFacts, head_start: u64, ts_us: Option<i64>, env: &mut HttpEnv<'_>) {
+        self.set_role(side, Role::Server);
+        if (100..200).contains(&status) {
+            if status == 101 {
+                self.upgrade(env);
+            }
+            return;
+        }
+        env.stats.responses += 1;
+        let number = self.exchanges.pair_response(env);
+        let Some(x) = self.exchanges.get_mut(number) else { return };
+        x.answer(status, reason, facts.session_id.clone(), head_start, env);
+        let method = x.method.clone();
+        if method.eq_ignore_ascii_case("CONNECT") && (200..300).contains(&status) {
+            self.upgrade(env);
+            return;
+        }
+        let framing = BodyFraming::of_response(&method, status, facts);
+        let dir = &mut self.dirs[side.index()];
+        dir.current_exchange = Some(number);
+        match framing {
+            None => self.complete_response_without_body(number, ts_us, env),
+            Some(framing) => {
+                let body = Body::new(number, Direction::ServerToClient, framing, facts, status >= 400, env.max_frame_bytes);
+                dir.state = DirState::Body(Box::new(body));
             }
         }
     }
@@ -641,106 +207,35 @@ impl HttpConnection {
                 self.finish_body(side, Some("connection upgraded (101 / CONNECT)".to_string()), None, env);
             }
             let dir = &mut self.dirs[side.index()];
-            if !dir.head_buf.is_empty() {
-                let n = dir.head_buf.len() as u64;
-                dir.skip.add(SkipReason::HttpUpgraded, dir.head_start, n, env);
-                dir.head_buf.clear();
-            }
+            dir.drop_head(SkipReason::HttpUpgraded, env);
             dir.state = DirState::Opaque(SkipReason::HttpUpgraded);
-        }
-    }
-
-    fn push_exchange(&mut self, exchange: Exchange, env: &mut HttpEnv<'_>) {
-        self.exchanges.push_back(exchange);
-        while self.exchanges.len() > MAX_OPEN_EXCHANGES {
-            if let Some(mut old) = self.exchanges.pop_front() {
-                old.release_held(env);
-            }
-        }
-        self.bound_held_frames(env);
-    }
-
-    /// Releases the oldest held request frames while more than the bound is held.
-    fn bound_held_frames(&mut self, env: &mut HttpEnv<'_>) {
-        let mut held: u64 = self.exchanges.iter().map(Exchange::held_bytes).sum();
-        for x in self.exchanges.iter_mut() {
-            if held <= MAX_HELD_FRAME_BYTES {
-                break;
-            }
-            held -= x.held_bytes();
-            x.release_held(env);
-        }
-    }
-
-    fn exchange_mut(&mut self, number: u64) -> Option<&mut Exchange> {
-        self.exchanges.iter_mut().find(|x| x.number == number)
-    }
-
-    /// Drops an exchange once both of its messages are done.
-    fn retire(&mut self, number: u64) {
-        if let Some(i) = self.exchanges.iter().position(|x| x.number == number)
-            && self.exchanges[i].request_done
-            && self.exchanges[i].response_done
-            && self.exchanges[i].held.is_empty()
-        {
-            self.exchanges.remove(i);
         }
     }
 
     fn complete_response_without_body(&mut self, number: u64, ts_us: Option<i64>, env: &mut HttpEnv<'_>) {
         let connection = self.connection;
-        if let Some(x) = self.exchange_mut(number) {
+        if let Some(x) = self.exchanges.get_mut(number) {
             x.response_done = true;
             status_event(x, connection, ts_us, None, env);
         }
-        self.retire(number);
+        self.exchanges.retire(number);
     }
 
     /// Body bytes; returns how many of `rest` belong to the body.
     fn body(&mut self, side: Side, at: u64, rest: &[u8], ts_us: Option<i64>, env: &mut HttpEnv<'_>) -> usize {
-        let dir = &mut self.dirs[side.index()];
-        let DirState::Body(body) = &mut dir.state else { return 0 };
-        let mut framing_broken = None;
-        let (consumed, done) = match &mut body.framing {
-            BodyFraming::Length { remaining, .. } => {
-                let take = (*remaining).min(rest.len() as u64) as usize;
-                body.content.piece(&rest[..take], at, ts_us, &mut env.framing);
-                *remaining -= take as u64;
-                (take, *remaining == 0)
-            }
-            BodyFraming::UntilClose => {
-                body.content.piece(rest, at, ts_us, &mut env.framing);
-                (rest.len(), false)
-            }
-            BodyFraming::Chunked(decoder) => {
-                let content = &mut body.content;
-                let framing_bytes = &mut env.framing;
-                let mut pieces_framing = HttpFramingBytes::default();
-                let progress = decoder.feed(rest, &mut |i, piece| {
-                    content.piece(piece, at + i as u64, ts_us, &mut pieces_framing)
-                });
-                merge_framing(framing_bytes, &pieces_framing);
-                framing_bytes.http_chunking += progress.framing_bytes;
-                if let Some(e) = progress.error {
-                    framing_broken = Some(format!(
-                        "chunked framing broken at stream offset {}: {e}",
-                        at + progress.consumed as u64
-                    ));
-                }
-                (progress.consumed, progress.done)
-            }
-        };
+        let DirState::Body(body) = &mut self.dirs[side.index()].state else { return 0 };
+        let read = body.read(at, rest, ts_us, &mut env.framing);
         self.emit_outputs(side, env);
-        if let Some(why) = framing_broken {
+        if let Some(why) = read.broken {
             self.finish_body(side, Some(why), ts_us, env);
             let dir = &mut self.dirs[side.index()];
             dir.state = DirState::Resync;
             dir.at_line_start = false;
             env.stats.resyncs += 1;
-        } else if done {
+        } else if read.done {
             self.finish_body(side, None, ts_us, env);
         }
-        consumed
+        read.consumed
     }
 
     /// Turns body outputs into frames/events with the exchange's context.
@@ -752,81 +247,16 @@ impl HttpConnection {
             return;
         }
         let outputs = std::mem::take(&mut body.content.outputs);
-        let mut held_any = false;
         let (number, direction) = (body.exchange, body.direction);
         let client_ip = self.client_ip();
         // The exchange may have been given up (too many open); its frames still count.
-        let mut orphan = Exchange {
-            number,
-            ..Default::default()
-        };
-        let x = match self.exchanges.iter_mut().find(|x| x.number == number) {
+        let mut orphan = Exchange::orphan(number);
+        let x = match self.exchanges.get_mut(number) {
             Some(x) => x,
             None => &mut orphan,
         };
-        for output in outputs {
-            match output {
-                BodyOutput::Json {
-                    payload,
-                    wire_bytes,
-                    offset,
-                    ts_us,
-                    incomplete,
-                    note,
-                } => {
-                    let frame = Frame {
-                        session: x.session(),
-                        transport: Transport::Http,
-                        direction: Some(direction),
-                        ts_us,
-                        offset,
-                        wire_bytes,
-                        payload,
-                        incomplete,
-                        note,
-                        http: Some(x.context(connection, None, client_ip.clone())),
-                        recorded: None,
-                    };
-                    if direction == Direction::ClientToServer && !x.response_seen && !x.method.is_empty() {
-                        held_any = true;
-                        x.held.push(frame);
-                    } else {
-                        env.frame(frame);
-                    }
-                }
-                BodyOutput::Skip(skip) => env.sink.skip(skip),
-                BodyOutput::Sse(event) => {
-                    env.stats.sse_events += 1;
-                    if event.event_type == "endpoint" {
-                        if let Some(s) = query_session(&String::from_utf8_lossy(&event.data)) {
-                            x.stream_session = Some(s);
-                        }
-                        env.framing.sse_other_events += event.data_bytes;
-                        continue;
-                    }
-                    if event.event_type != "message" || event.data_bytes == 0 {
-                        env.framing.sse_other_events += event.data_bytes;
-                        continue;
-                    }
-                    let frame = Frame {
-                        session: x.session(),
-                        transport: Transport::Sse,
-                        direction: Some(direction),
-                        ts_us: event.ts_us,
-                        offset: event.data_offset,
-                        wire_bytes: event.data_bytes,
-                        payload: event.data,
-                        incomplete: event.incomplete,
-                        note: None,
-                        http: Some(x.context(connection, event.id, client_ip.clone())),
-                        recorded: None,
-                    };
-                    env.frame(frame);
-                }
-            }
-        }
-        if held_any {
-            self.bound_held_frames(env);
+        if route_outputs(outputs, x, direction, connection, client_ip, env) {
+            self.exchanges.bound_held_frames(env);
         }
     }
 
@@ -842,7 +272,7 @@ impl HttpConnection {
         };
         let connection = self.connection;
         let number = body.exchange;
-        if let Some(x) = self.exchange_mut(number) {
+        if let Some(x) = self.exchanges.get_mut(number) {
             if body.direction == Direction::ClientToServer {
                 x.request_done = true;
             } else {
@@ -850,66 +280,28 @@ impl HttpConnection {
                 status_event(x, connection, ts_us, body.content.preview.as_deref(), env);
             }
         }
-        self.retire(number);
+        self.exchanges.retire(number);
     }
 
     /// `len` bytes at `offset` of `side`'s stream are missing from the capture.
     pub fn gap(&mut self, side: Side, offset: u64, len: u64, ts_us: Option<i64>, env: &mut HttpEnv<'_>) {
-        let connection = self.connection;
         let dir = &self.dirs[side.index()];
         if matches!(dir.state, DirState::Opaque(_)) {
             return; // not HTTP (or no longer): the gap is counted, not an MCP event
         }
-        let session = dir
-            .current_exchange
-            .and_then(|n| self.exchanges.iter().find(|x| x.number == n))
-            .and_then(Exchange::session);
-        let way = match dir.role {
-            Some(Role::Client) => "client to server",
-            Some(Role::Server) => "server to client",
-            None => "unknown direction",
-        };
-        env.sink.event(Event {
-            session,
-            ts_us,
-            offset,
-            level: "warn".to_string(),
-            server: None,
-            kind: "tcp_gap".to_string(),
-            text: format!("tcp gap of {len} bytes at stream offset {offset} (connection {connection}, {way})"),
-            ..Event::default()
-        });
+        let session = dir.current_exchange.and_then(|n| self.exchanges.get(n)).and_then(Exchange::session);
+        env.sink.event(gap_event(session, ts_us, offset, len, self.connection, dir.role));
         let dir = &mut self.dirs[side.index()];
         match &mut dir.state {
             DirState::Opaque(_) => {}
             DirState::Resync => dir.at_line_start = true,
             DirState::Head => {
-                if !dir.head_buf.is_empty() {
-                    let n = dir.head_buf.len() as u64;
-                    dir.skip.add(SkipReason::HttpResync, dir.head_start, n, env);
-                    dir.head_buf.clear();
-                }
+                dir.drop_head(SkipReason::HttpResync, env);
                 dir.state = DirState::Resync;
                 dir.at_line_start = true;
             }
             DirState::Body(body) => {
-                let in_sync = match &mut body.framing {
-                    BodyFraming::Length { remaining, .. } => {
-                        let lost = len.min(*remaining);
-                        body.content.gap(offset, lost, ts_us);
-                        *remaining -= lost;
-                        if *remaining == 0 { Some(len == lost) } else { None }
-                    }
-                    BodyFraming::UntilClose => {
-                        body.content.gap(offset, len, ts_us);
-                        None
-                    }
-                    BodyFraming::Chunked(decoder) => {
-                        let kept = decoder.skip_lost_data(len);
-                        body.content.gap(offset, len, ts_us);
-                        if kept { None } else { Some(false) }
-                    }
-                };
+                let in_sync = body.lose(offset, len, ts_us);
                 self.emit_outputs(side, env);
                 // `Some(sync)`: the message ended inside or right at the end of the gap.
                 if let Some(sync) = in_sync {
@@ -938,40 +330,11 @@ impl HttpConnection {
             return;
         }
         dir.ended = true;
-        let cut = match &dir.state {
-            DirState::Body(body) => Some(match &body.framing {
-                BodyFraming::UntilClose if how == StreamEnd::Fin => None,
-                BodyFraming::UntilClose => Some(format!("body until close cut: {why}")),
-                BodyFraming::Length { remaining, declared } => {
-                    Some(format!("{why} after {} of {declared} body bytes", declared - remaining))
-                }
-                BodyFraming::Chunked(_) => Some(format!("chunked body not terminated: {why}")),
-            }),
-            _ => None,
-        };
-        if let Some(cut) = cut {
-            // SSE streams keep their own wording: the parser only flags an unterminated event.
-            let is_sse = matches!(&dir.state, DirState::Body(b) if matches!(b.content.sink, ContentSink::Sse(_)));
-            let cut = if is_sse { Some(why.to_string()) } else { cut };
+        if let DirState::Body(body) = &dir.state {
+            let cut = body.cut_by_end(how, why);
             self.finish_body(side, cut, ts_us, env);
         }
-        let dir = &mut self.dirs[side.index()];
-        if !dir.head_buf.is_empty() {
-            let n = dir.head_buf.len() as u64;
-            dir.skip.flush(env, None);
-            // Bytes on a stream that never carried HTTP (a port probe's lone newline) are not
-            // a cut head.
-            let reason = if dir.synced_once { SkipReason::HttpIncompleteHead } else { opaque_reason(&dir.head_buf) };
-            dir.skip.add(reason, dir.head_start, n, env);
-            dir.head_buf.clear();
-        }
-        let label = if dir.synced_once {
-            SkipReason::HttpResync
-        } else {
-            SkipReason::NonHttpStream
-        };
-        dir.skip.flush(env, Some(label));
-        dir.state = DirState::Opaque(SkipReason::TcpAfterClose);
+        self.dirs[side.index()].close_stream(env);
     }
 
     /// The connection is gone: held frames are released, state dropped.
@@ -979,69 +342,7 @@ impl HttpConnection {
         for side in [Side::A, Side::B] {
             self.end(side, StreamEnd::CaptureEnd, ts_us, env);
         }
-        for mut x in std::mem::take(&mut self.exchanges) {
-            x.release_held(env);
-        }
-    }
-}
-
-fn merge_framing(into: &mut HttpFramingBytes, from: &HttpFramingBytes) {
-    into.http_heads += from.http_heads;
-    into.http_chunking += from.http_chunking;
-    into.sse_framing += from.sse_framing;
-    into.sse_other_events += from.sse_other_events;
-    into.http_body_other += from.http_body_other;
-    into.http_gzip_encoded_bytes += from.http_gzip_encoded_bytes;
-    into.http_gzip_decoded_bytes += from.http_gzip_decoded_bytes;
-    into.sse_resync += from.sse_resync;
-}
-
-/// Emits the `http_status` event of a failed response.
-fn status_event(
-    x: &Exchange,
-    connection: ConnectionId,
-    ts_us: Option<i64>,
-    preview: Option<&[u8]>,
-    env: &mut HttpEnv<'_>,
-) {
-    let Some(status) = x.status.filter(|s| *s >= 400) else {
-        return;
-    };
-    env.stats.status_errors += 1;
-    let method = if x.method.is_empty() {
-        "(request not captured)"
-    } else {
-        x.method.as_str()
-    };
-    let mut text = format!("{method} {} -> {status} {}", x.url, x.reason)
-        .trim_end()
-        .to_string();
-    if let Some(p) = preview.filter(|p| !p.is_empty()) {
-        text.push_str(": ");
-        text.push_str(&lossy_preview(p));
-    }
-    text.push_str(&format!(" (connection {connection}, exchange {})", x.number));
-    env.sink.event(Event {
-        session: x.session(),
-        ts_us,
-        offset: x.response_head_offset,
-        level: "error".to_string(),
-        server: None,
-        kind: "http_status".to_string(),
-        text,
-        facts: EventFacts { http_status: Some(u32::from(status)), ..EventFacts::default() },
-    });
-}
-
-/// Why a stream that never carried HTTP/1.x is skipped, from its first bytes: a TLS record
-/// (handshake, version 3.x), the HTTP/2 connection preface, or anything else.
-fn opaque_reason(first: &[u8]) -> SkipReason {
-    if first.len() >= 2 && first[0] == 0x16 && first[1] == 0x03 {
-        SkipReason::TlsStream
-    } else if first.starts_with(b"PRI * HTTP/2.0") {
-        SkipReason::Http2Stream
-    } else {
-        SkipReason::NonHttpStream
+        self.exchanges.release_all(env);
     }
 }
 

@@ -37,7 +37,8 @@ use pcap_parser::traits::PcapNGPacketBlock;
 use pcap_parser::{Block, Linktype, PcapBlockOwned};
 
 use crate::ingest::frame::{FramingCategory, Sink, Skip, SkipReason};
-use crate::ingest::http::stream::{HttpConnection, HttpEnv};
+use crate::ingest::http::env::HttpEnv;
+use crate::ingest::http::stream::HttpConnection;
 use crate::ingest::input::drain;
 use crate::ingest::packet::linktype::{DecodedPacket, decode_packet};
 use crate::ingest::packet::tcp::{ConnectionId, ReassemblyLimits, StreamEvent, TcpReassembler};

@@ -1,0 +1,135 @@
+//! One JSON-RPC payload → [`Parsed`]: the entry points, which tell a message object from a
+//! batch, a JSON value that is not JSON-RPC, and text that is not JSON. The message's facts
+//! are read by the modules below, without materialising big strings.
+//!
+//! The message is deserialised once into borrowed views (`RawValue` for anything large);
+//! text and base64 sizes are measured on the raw literals. A message whose shape does not
+//! fit the typed view is classified again with a loose envelope, so valid JSON-RPC is never
+//! called invalid because one MCP field has an unexpected type.
+//!
+//! Imports flow one way: this file → `envelope` → `params`, `result` → `tool_schema`,
+//! `items`, `meta` → `parsed`, `raw`; no module here imports from this file.
+
+mod envelope;
+mod items;
+mod meta;
+mod params;
+mod parsed;
+mod raw;
+mod result;
+mod tool_schema;
+
+use serde_json::value::RawValue;
+
+use crate::ingest::frame::{RecordedFacts, RecordedKind};
+
+use envelope::parse_object;
+pub use items::page_item_keys;
+pub use parsed::{Implementation, Kind, Message, Parsed, ToolDef};
+pub use result::TRUNCATION_MARKERS;
+
+/// The message a recorder described without keeping its bytes (a span file): its facts as
+/// recorded, every other field unknown.
+pub fn recorded_message(r: &RecordedFacts) -> Parsed {
+    let kind = match r.kind {
+        RecordedKind::Request if r.rpc_id.is_some() => Kind::Request,
+        RecordedKind::Request => Kind::Notification,
+        RecordedKind::Response => Kind::Response,
+        RecordedKind::Error => Kind::Error,
+    };
+    Parsed::One(Box::new(Message {
+        kind: Some(kind),
+        method: r.method.clone(),
+        rpc_id: r.rpc_id.clone(),
+        tool: r.tool.clone(),
+        error_code: r.error_code,
+        note: Some("recorded without its bytes: facts and size from the recorder".into()),
+        ..Message::default()
+    }))
+}
+
+/// Classifies and measures one payload, every fact included.
+pub fn parse_payload(payload: &[u8]) -> Parsed {
+    parse_payload_for(payload, true)
+}
+
+/// [`parse_payload`]; `scalar_args` says whether to read a tools/call's top-level scalar
+/// arguments ([`Message::scalar_args`]): only HTTP requests are routed by them (`Mcp-Param-*`
+/// headers), and reading them builds a JSON tree of the arguments, a tenth of the parse.
+pub fn parse_payload_for(payload: &[u8], scalar_args: bool) -> Parsed {
+    let first = payload.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    match first {
+        Some(b'{') => match parse_object(payload, scalar_args) {
+            Ok(m) => Parsed::One(Box::new(m)),
+            Err(other) => *other,
+        },
+        Some(b'[') => match serde_json::from_slice::<Vec<&RawValue>>(payload) {
+            Ok(items) => {
+                let msgs: Vec<Message> = items
+                    .iter()
+                    .map(|r| match parse_object(r.get().as_bytes(), scalar_args) {
+                        Ok(m) => m,
+                        Err(_) => Message { note: Some("batch element is not a JSON-RPC message".into()), ..Message::default() },
+                    })
+                    .collect();
+                if msgs.iter().all(|m| m.kind.is_none()) {
+                    Parsed::Other(Kind::NotJsonRpc, Some("JSON array without JSON-RPC messages".into()))
+                } else {
+                    Parsed::Batch(msgs)
+                }
+            }
+            Err(e) => Parsed::Other(Kind::InvalidJson, Some(format!("invalid JSON: {e}"))),
+        },
+        _ => {
+            let note = embedded_jsonrpc_note(payload);
+            if serde_json::from_slice::<serde::de::IgnoredAny>(payload).is_ok() {
+                Parsed::Other(Kind::NotJsonRpc, Some("JSON value that is not an object".into()))
+            } else {
+                Parsed::Other(Kind::NonJson, note)
+            }
+        }
+    }
+}
+
+/// A non-JSON line that contains a JSON-RPC message later on (stdout pollution glued to a
+/// message): say where, since the client lost that message.
+fn embedded_jsonrpc_note(payload: &[u8]) -> Option<String> {
+    let at = memchr::memmem::find(payload, b"\"jsonrpc\"")?;
+    let (start, m) = memchr::memchr_iter(b'{', &payload[..at])
+        .take(16)
+        .find_map(|start| parse_object(&payload[start..], false).ok().map(|m| (start, m)))?;
+    Some(format!(
+        "JSON-RPC {} embedded at byte {start} (id {})",
+        m.kind.map(Kind::as_str).unwrap_or("message"),
+        m.rpc_id.as_deref().unwrap_or("none")
+    ))
+}
+
+/// One message of `s`, for the tests of this folder's modules.
+#[cfg(test)]
+fn one(s: &str) -> Message {
+    match parse_payload(s.as_bytes()) {
+        Parsed::One(m) => *m,
+        other => panic!("not one message: {other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_kinds() {
+        assert!(matches!(parse_payload(b"Starting server"), Parsed::Other(Kind::NonJson, None)));
+        assert!(matches!(parse_payload(br#"{"level":"info"}"#), Parsed::Other(Kind::NotJsonRpc, _)));
+        assert!(matches!(parse_payload(br#"{"jsonrpc":"2.0","result":{"text":"abc...[12 chars"#), Parsed::Other(Kind::InvalidJson, _)));
+        assert!(matches!(parse_payload(br#"[{"jsonrpc":"2.0","method":"a","id":1},{"jsonrpc":"2.0","method":"b"}]"#), Parsed::Batch(v) if v.len() == 2));
+        match parse_payload(br#"warming cache... {"result":{"content":[]},"jsonrpc":"2.0","id":5}"#) {
+            Parsed::Other(Kind::NonJson, Some(note)) => assert_eq!(note, "JSON-RPC response embedded at byte 17 (id 5)"),
+            other => panic!("{other:?}"),
+        }
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"result":{"content":"not a list"}}"#);
+        assert_eq!(m.kind, Some(Kind::Response));
+        assert!(m.note.unwrap().starts_with("unexpected MCP shape"));
+    }
+}

@@ -1,0 +1,161 @@
+//! What one payload parses to: the message facts ([`Message`], [`Kind`], [`ToolDef`],
+//! [`Implementation`]) and [`Parsed`]; types and their size limits only, no reading.
+
+use serde::Deserialize;
+
+use super::raw::lenient_string;
+
+/// Frame classification (the `kind` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Request,
+    Notification,
+    Response,
+    Error,
+    Batch,
+    /// Not JSON at all (a log line on stdout).
+    NonJson,
+    /// Looks like JSON (starts with `{` or `[`) but does not parse (e.g. cut by a host).
+    InvalidJson,
+    /// Valid JSON that is not a JSON-RPC message.
+    NotJsonRpc,
+    /// The transport cut the frame (no newline at the end, TCP gap, over the cap).
+    Incomplete,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Request => "request",
+            Kind::Notification => "notification",
+            Kind::Response => "response",
+            Kind::Error => "error",
+            Kind::Batch => "batch",
+            Kind::NonJson => "non_json",
+            Kind::InvalidJson => "invalid_json",
+            Kind::NotJsonRpc => "not_jsonrpc",
+            Kind::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// `clientInfo` / `serverInfo`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Implementation {
+    #[serde(default, deserialize_with = "lenient_string")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "lenient_string")]
+    pub version: Option<String>,
+}
+
+/// A tool definition from a `tools/list` result, measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    pub name: String,
+    pub title: Option<String>,
+    pub description_utf16: Option<u64>,
+    /// Root `type` of inputSchema (`object`, `array`, ... or `missing`).
+    pub input_root_type: String,
+    pub input_dialect: Option<String>,
+    pub output_dialect: Option<String>,
+    pub has_output_schema: bool,
+    pub schema_bytes: u64,
+    /// The outputSchema text, kept for validation of later results.
+    pub output_schema: Option<String>,
+    /// `type: array` nodes without `items`/`prefixItems` in inputSchema, and the first one's path.
+    pub arrays_without_items: u64,
+    pub first_array_without_items: Option<String>,
+    /// inputSchema uses draft-07 tuple-form `items: [...]`.
+    pub tuple_items: bool,
+    /// Top-level inputSchema properties with `x-mcp-header`: (argument, header Name).
+    pub header_params: Vec<(String, String)>,
+    /// The definition as JSON (title, description, inputSchema, outputSchema, annotations; keys
+    /// in the order the server sent them, compared as maps): what a tool's change is measured on.
+    pub definition: String,
+}
+
+/// Everything model needs from one JSON-RPC message.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Message {
+    pub kind: Option<Kind>,
+    pub method: Option<String>,
+    /// The id as JSON text: `1` and `"1"` stay different.
+    pub rpc_id: Option<String>,
+    pub tool: Option<String>,
+    pub is_error: Option<bool>,
+    pub error_code: Option<i64>,
+    pub error_message: Option<String>,
+    /// Content block types in order, comma-separated (`text,image`).
+    pub content_types: Option<String>,
+    pub content_blocks: u32,
+    pub text_bytes: u64,
+    pub blob_bytes_b64: u64,
+    pub blob_bytes_decoded: u64,
+    pub has_structured: bool,
+    pub structured_bytes: u64,
+    /// structuredContent, when small enough to keep for later checks, read once as JSON (or
+    /// the parser's message): the page's items here, its schema and its text later.
+    pub structured: Option<Result<serde_json::Value, String>>,
+    /// First text block when small enough to compare with structuredContent.
+    pub first_text: Option<String>,
+    pub truncation_marker: Option<String>,
+    pub client_info: Option<Implementation>,
+    pub server_info: Option<Implementation>,
+    pub protocol_version: Option<String>,
+    /// `params.cursor` of a list request, or a cursor in `tools/call` arguments.
+    pub cursor_in: Option<String>,
+    /// `nextCursor` of a list result, or `nextCursor`/`next_cursor` in structuredContent.
+    pub cursor_out: Option<String>,
+    pub items_returned: Option<u64>,
+    /// Keys of the first and last item of the page's main array ([`Message::item_keys`]).
+    pub first_item_key: Option<String>,
+    pub last_item_key: Option<String>,
+    /// Every item's identity, in page order: `name` of tools and prompts, `uri` of resources,
+    /// `uriTemplate` of resource templates; in structuredContent `id`, `name`, `uri`, else the
+    /// first scalar field. Items without one are counted, not keyed.
+    pub item_keys: Vec<String>,
+    /// The field the keys came from (`mixed` when items differ).
+    pub item_key_field: Option<String>,
+    /// Items of the page without any key.
+    pub items_without_key: u64,
+    /// A list result's `ttlMs` and `cacheScope` (2026-07-28 `CacheableResult`).
+    pub ttl_ms: Option<i64>,
+    pub cache_scope: Option<String>,
+    /// A 2026-07-28 request's identity without its id and `_meta`: method, name or uri,
+    /// arguments and cursor hashed, to link a request re-issued after a broken stream.
+    pub fingerprint: Option<u64>,
+    pub page_size_arg: Option<i64>,
+    /// `notifications/cancelled`: the id it cancels (JSON text) and the reason.
+    pub cancels_id: Option<String>,
+    pub cancel_reason: Option<String>,
+    pub tools: Vec<ToolDef>,
+    pub note: Option<String>,
+    /// The result's `resultType` (2026-07-28: `complete`, `input_required`).
+    pub result_type: Option<String>,
+    /// `params.name` (tools/call, prompts/get) or `params.uri` (resources/read): what `Mcp-Name` must say.
+    pub target_name: Option<String>,
+    /// `_meta` protocolVersion of a request (what `MCP-Protocol-Version` must say).
+    pub meta_protocol_version: Option<String>,
+    /// tools/call: top-level scalar arguments rendered as a header would carry them (read
+    /// only when asked, [`parse_payload_for`](super::parse_payload_for): the model asks for HTTP frames).
+    pub scalar_args: Vec<(String, String)>,
+    /// `requestState`: what an `input_required` result issued, or what a retry echoes.
+    pub request_state: Option<String>,
+    /// A request's `params._meta.traceparent` (W3C Trace Context, as the OpenTelemetry MCP
+    /// conventions propagate it).
+    pub traceparent: Option<String>,
+}
+
+/// Keep texts up to this size for comparisons; larger ones are only measured.
+pub(super) const KEEP_TEXT_BYTES: usize = 64 * 1024;
+/// Keep structuredContent up to this size for schema validation.
+pub(super) const KEEP_STRUCTURED_BYTES: usize = 1 << 20;
+
+/// What a frame's payload holds: one message, a batch, or something that is not JSON-RPC.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    One(Box<Message>),
+    Batch(Vec<Message>),
+    /// Not a message; the kind says why.
+    Other(Kind, Option<String>),
+}

@@ -1,0 +1,244 @@
+//! A response's `result` measured: content blocks (text and base64 sizes, types), the
+//! structuredContent kept or measured, truncation markers, cursors, cache hints, server
+//! info; tools and page items are read by `tool_schema` and `items`.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::items::{item_key, list_item_key, main_array, set_item_keys};
+use super::meta::Meta;
+use super::parsed::{Implementation, KEEP_STRUCTURED_BYTES, KEEP_TEXT_BYTES, Message};
+use super::raw::{is_true, raw_str};
+use super::tool_schema::{ToolView, tool_def};
+use crate::model::jsonstr::{base64_sizes, decoded_len};
+
+#[derive(Deserialize)]
+pub(super) struct ResultView<'a> {
+    #[serde(borrow)]
+    content: Option<Vec<Block<'a>>>,
+    #[serde(rename = "structuredContent", borrow)]
+    structured: Option<&'a RawValue>,
+    #[serde(rename = "isError", borrow)]
+    is_error: Option<&'a RawValue>,
+    #[serde(rename = "serverInfo")]
+    server_info: Option<Implementation>,
+    #[serde(rename = "protocolVersion", borrow)]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tools: Option<Vec<ToolView<'a>>>,
+    #[serde(borrow)]
+    resources: Option<Vec<&'a RawValue>>,
+    #[serde(rename = "resourceTemplates", borrow)]
+    resource_templates: Option<Vec<&'a RawValue>>,
+    #[serde(borrow)]
+    prompts: Option<Vec<&'a RawValue>>,
+    #[serde(rename = "nextCursor", borrow)]
+    next_cursor: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<&'a RawValue>,
+    #[serde(borrow)]
+    truncated: Option<&'a RawValue>,
+    #[serde(rename = "resultType", borrow)]
+    result_type: Option<&'a RawValue>,
+    #[serde(rename = "ttlMs", borrow)]
+    ttl_ms: Option<&'a RawValue>,
+    #[serde(rename = "cacheScope", borrow)]
+    cache_scope: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow)]
+    request_state: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow)]
+    data: Option<&'a RawValue>,
+    #[serde(borrow)]
+    resource: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct EmbeddedResource<'a> {
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow)]
+    blob: Option<&'a RawValue>,
+}
+
+/// Tool-level pagination facts in structuredContent.
+#[derive(Deserialize)]
+struct PageResult<'a> {
+    #[serde(rename = "nextCursor", borrow)]
+    next_cursor_camel: Option<&'a RawValue>,
+    #[serde(borrow)]
+    next_cursor: Option<&'a RawValue>,
+    #[serde(borrow)]
+    truncated: Option<&'a RawValue>,
+}
+
+/// Text endings that mean a server or client cut the result (field-notes.md). A host log's own
+/// `...[N chars truncated]...` is not one: the host cut its log line, not the result (ingest
+/// notes it on the frame).
+pub const TRUNCATION_MARKERS: &[&str] = &[
+    "[Response truncated due to size limit]",
+    "[output truncated]",
+    "... [truncated]",
+    "[truncated]",
+    "Tool Call Result Truncated",
+    "Content truncated. Call the fetch tool with a start_index",
+    "exceeds maximum allowed tokens",
+];
+
+pub(super) fn read_result(r: ResultView, m: &mut Message) {
+    m.is_error = r.is_error.and_then(|v| match v.get() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    });
+    m.server_info = r.server_info;
+    m.protocol_version = raw_str(r.protocol_version);
+    m.result_type = raw_str(r.result_type);
+    m.request_state = raw_str(r.request_state);
+    let mut marker: Option<String> = None;
+    // The first text block is decoded only when needed: to compare with structuredContent, or
+    // to read an error result's message.
+    let mut first_text: Option<&RawValue> = None;
+    let has_structured = r.structured.is_some_and(|s| s.get() != "null");
+    if let Some(blocks) = &r.content {
+        let mut types = String::new();
+        m.content_blocks = blocks.len() as u32;
+        for b in blocks {
+            if !types.is_empty() {
+                types.push(',');
+            }
+            types.push_str(b.kind.as_deref().unwrap_or("?"));
+            if let Some(text) = b.text {
+                m.text_bytes += decoded_len(text.get());
+                if first_text.is_none() {
+                    first_text = Some(text);
+                }
+                if marker.is_none() {
+                    marker = text_marker(text.get());
+                }
+            }
+            if let Some(data) = b.data {
+                let (b64, decoded) = base64_sizes(data.get());
+                m.blob_bytes_b64 += b64;
+                m.blob_bytes_decoded += decoded;
+            }
+            if let Some(res) = b.resource
+                && let Ok(er) = serde_json::from_str::<EmbeddedResource>(res.get())
+            {
+                if let Some(text) = er.text {
+                    m.text_bytes += decoded_len(text.get());
+                }
+                if let Some(blob) = er.blob {
+                    let (b64, decoded) = base64_sizes(blob.get());
+                    m.blob_bytes_b64 += b64;
+                    m.blob_bytes_decoded += decoded;
+                }
+            }
+        }
+        m.content_types = Some(types);
+    }
+    if (has_structured || m.is_error == Some(true)) && let Some(text) = first_text.filter(|t| t.get().len() <= KEEP_TEXT_BYTES) {
+        m.first_text = serde_json::from_str::<String>(text.get()).ok();
+    }
+    if let Some(sc) = r.structured.filter(|s| s.get() != "null") {
+        m.has_structured = true;
+        m.structured_bytes = sc.get().len() as u64;
+        if sc.get().len() <= KEEP_STRUCTURED_BYTES {
+            let parsed = serde_json::from_str::<serde_json::Value>(sc.get()).map_err(|e| e.to_string());
+            if let Ok(v) = &parsed
+                && let Some(items) = main_array(v)
+            {
+                // Only the first and last keys here: every key is read for pages alone
+                // ([`page_item_keys`]), not for every result with an array.
+                m.items_returned = Some(items.len() as u64);
+                m.first_item_key = items.first().and_then(item_key).map(|k| k.0);
+                m.last_item_key = items.last().and_then(item_key).map(|k| k.0);
+            }
+            m.structured = Some(parsed);
+        }
+        if let Ok(pr) = serde_json::from_str::<PageResult>(sc.get()) {
+            m.cursor_out = raw_str(pr.next_cursor_camel).or_else(|| raw_str(pr.next_cursor));
+            if marker.is_none() && is_true(pr.truncated) {
+                marker = Some("structuredContent.truncated".into());
+            }
+        }
+    }
+    if marker.is_none() && is_true(r.truncated) {
+        marker = Some("result.truncated".into());
+    }
+    if let Some(meta) = r.meta
+        && let Ok(meta) = serde_json::from_str::<Meta>(meta.get())
+    {
+        if m.server_info.is_none() {
+            m.server_info = meta.server_info;
+        }
+        if marker.is_none() && is_true(meta.truncated) {
+            marker = Some("_meta.truncated".into());
+        }
+    }
+    m.truncation_marker = marker;
+    if let Some(nc) = r.next_cursor {
+        m.cursor_out = raw_str(Some(nc));
+    }
+    m.ttl_ms = r.ttl_ms.and_then(|t| t.get().parse::<i64>().ok());
+    m.cache_scope = raw_str(r.cache_scope);
+    let lists = [(r.resources, "uri"), (r.resource_templates, "uriTemplate"), (r.prompts, "name")];
+    if let Some(tools) = r.tools {
+        m.items_returned = Some(tools.len() as u64);
+        let names: Vec<Option<bool>> = tools.iter().map(|t| t.name.map(|n| n.get().starts_with('"'))).collect();
+        m.tools = tools.into_iter().map(tool_def).collect();
+        // A tool without a name (or with a name that is not a string) has no identity.
+        let keys: Vec<Option<(String, &'static str)>> =
+            m.tools.iter().zip(names).map(|(t, named)| (named == Some(true)).then(|| (t.name.clone(), "name"))).collect();
+        set_item_keys(m, keys.into_iter());
+    } else if let Some((items, field)) = lists.into_iter().find_map(|(v, f)| v.map(|v| (v, f))) {
+        m.items_returned = Some(items.len() as u64);
+        let keys: Vec<Option<(String, &'static str)>> = items.iter().map(|i| list_item_key(i, field)).collect();
+        set_item_keys(m, keys.into_iter());
+    }
+}
+
+/// The marker a text block ends with (looked for in its last 256 raw bytes).
+fn text_marker(literal: &str) -> Option<String> {
+    let mut start = literal.len().saturating_sub(256);
+    while !literal.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &literal[start..];
+    // Every built-in marker contains one of these: skip the per-marker search for most texts.
+    let bytes = tail.as_bytes();
+    // Searchers built once: building one per text block was 1% of `tables` on small messages.
+    static RUNCAT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"runcat"));
+    static EXCEEDS: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"exceeds"));
+    if RUNCAT.find(bytes).is_none() && EXCEEDS.find(bytes).is_none() {
+        return None;
+    }
+    TRUNCATION_MARKERS.iter().find(|mk| tail.contains(*mk)).map(|mk| mk.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::one;
+
+    #[test]
+    fn measures_content_blocks() {
+        let m = one(r#"{"result":{"content":[{"type":"text","text":"漢字\n... [truncated]"},{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}],"structuredContent":{"total":1},"isError":false},"jsonrpc":"2.0","id":1}"#);
+        assert_eq!(m.content_types.as_deref(), Some("text,image"));
+        assert_eq!(m.text_bytes, "漢字\n... [truncated]".len() as u64);
+        assert_eq!((m.blob_bytes_b64, m.blob_bytes_decoded), (8, 5));
+        assert_eq!((m.has_structured, m.structured_bytes), (true, 11));
+        assert_eq!(m.truncation_marker.as_deref(), Some("... [truncated]"));
+        assert_eq!(m.is_error, Some(false));
+    }
+}
