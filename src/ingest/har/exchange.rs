@@ -221,7 +221,6 @@ impl Exchanges {
                     kind: BODY_MISSING_KIND.into(),
                     text: format!("{} {}: {what} body{size} {why}", entry.request.method, entry.request.url),
                     facts: EventFacts { response_not_recorded: what == "response", ..EventFacts::default() },
-                    ..Event::default()
                 });
             }
         }

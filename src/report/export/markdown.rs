@@ -147,17 +147,6 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cells_cannot_break_the_table() {
-        assert_eq!(escape("a|b\nc <x> *y*"), "a\\|b c &lt;x&gt; \\*y\\*");
-        assert_eq!(code("a`b"), "`` a`b ``");
-        assert_eq!(meter(0.5), "█████░░░░░ 50.0%");
-    }
-}
 
 // `mcpsift diff`: the two sides, one table row per group, then the regressions as a list.
 
@@ -231,5 +220,17 @@ impl Exporter<Timeline> for Markdown {
     fn export(&self, t: &Timeline, out: &mut dyn Write) -> Result<(), ExportError> {
         out.write_all(timeline_markdown(t).as_bytes())?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_cannot_break_the_table() {
+        assert_eq!(escape("a|b\nc <x> *y*"), "a\\|b c &lt;x&gt; \\*y\\*");
+        assert_eq!(code("a`b"), "`` a`b ``");
+        assert_eq!(meter(0.5), "█████░░░░░ 50.0%");
     }
 }
