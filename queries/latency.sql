@@ -12,9 +12,11 @@
 -- min_calls (3) timed tool calls.
 -- Latency counts answered calls that were neither cancelled nor timed out; p95 is the
 -- linear-interpolated quantile (QUANTILE_CONT in polars and DuckDB). Calls are logical
--- calls: a multi-round-trip chain (`calls.chain_id`) counts once, with its last round's
--- outcome, timed from its first round's request to its last round's answer (the definition
--- of queries/report/latency_groups.sql).
+-- calls: a multi-round-trip chain (`calls.chain_id`) counts once, by its last round
+-- (`calls.chain_last`), with that round's outcome, timed from its first round's request to
+-- its last round's answer (`calls.chain_latency_ms`); `calls.timed_out` and
+-- `calls.waited_ms` say which calls timed out and how long the requester waited. The model
+-- fills these columns (model/chains.rs), so every query counts calls the same way.
 -- Evidence: corpus stdio_ts_timeout, stdio_pyserver_timeout; samples/transcript slow_export.
 -- scope: capture
 -- title: Slow tools and timeouts
@@ -28,38 +30,23 @@
 WITH params AS (
   SELECT 5.0 AS outlier_ratio, 500.0 AS min_p95_ms, 3 AS min_calls
 ),
-chains AS (
-  SELECT capture, chain_id, MAX(round) AS last_round, MIN(req_ts_us) AS first_req_ts_us
-  FROM calls
-  WHERE method = 'tools/call'
-  GROUP BY capture, chain_id
-),
 tool_calls AS (
-  SELECT c.capture, c.tool, c.client_name, c.client_version, c.outcome,
-         CASE WHEN k.last_round = 1 THEN c.latency_ms
-              ELSE (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 END AS latency_ms,
-         k.first_req_ts_us AS req_ts_us, c.cancel_ts_us,
-         CASE WHEN (c.cancelled AND (c.cancel_reason LIKE '%timed out%' OR c.cancel_reason LIKE '%-32001%')) OR c.error_code = -32001 THEN 1 ELSE 0 END AS timeout
-  FROM calls c
-  JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round
-  WHERE c.method = 'tools/call'
-),
-timed AS (
-  SELECT capture, tool, client_name, client_version, timeout,
-         CASE WHEN timeout = 0 AND outcome <> 'cancelled' THEN latency_ms ELSE NULL END AS latency_ms,
-         CASE WHEN timeout = 1 THEN COALESCE((CAST(cancel_ts_us AS DOUBLE) - CAST(req_ts_us AS DOUBLE)) / 1000.0, latency_ms) ELSE NULL END AS waited_ms
-  FROM tool_calls
+  SELECT capture, tool, client_name, client_version, timed_out,
+         CASE WHEN NOT timed_out AND outcome <> 'cancelled' THEN chain_latency_ms ELSE NULL END AS latency_ms,
+         waited_ms
+  FROM calls
+  WHERE method = 'tools/call' AND chain_last
 ),
 groups AS (
   SELECT capture, tool, client_name, client_version, COUNT(latency_ms) AS timed,
          QUANTILE_CONT(latency_ms, 0.95) AS p95_ms, MAX(latency_ms) AS max_ms,
-         SUM(timeout) AS timeouts, MAX(waited_ms) AS waited_ms
-  FROM timed
+         SUM(CASE WHEN timed_out THEN 1 ELSE 0 END) AS timeouts, MAX(waited_ms) AS waited_ms
+  FROM tool_calls
   GROUP BY capture, tool, client_name, client_version
 ),
 typical AS (
   SELECT capture, QUANTILE_CONT(latency_ms, 0.5) AS median_ms, COUNT(latency_ms) AS timed_calls
-  FROM timed
+  FROM tool_calls
   GROUP BY capture
 ),
 flagged AS (

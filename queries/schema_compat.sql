@@ -19,6 +19,18 @@
 -- severity error: clients reject the tool or the whole list, or silently cut it
 -- severity warn: some clients reject or cut it (a dialect, a draft-07 outputSchema Claude Code rejects, a large list)
 -- severity info: a tool count past 40, where some clients start dropping tools
+-- causes:
+--   root_not_object: SL001 the inputSchema root type is not object: the TypeScript client's listTools() rejects the whole list.
+--   array_without_items: SL004 an array without items: strict validators (OpenAI function calling) reject the tool.
+--   tuple_items: tuple-form (draft-07 style) items: 2020-12 validators read them differently.
+--   description_too_long: a description over 2048 UTF-16 units: Claude Code cuts it silently.
+--   output_dialect_unsupported: an outputSchema $schema other than 2020-12 and draft-07.
+--   draft07_output_schema: a draft-07 outputSchema: Claude Code's validator accepts only 2020-12 and fails every call of the tool.
+--   input_dialect_unsupported: an inputSchema $schema other than 2020-12 and draft-07.
+--   duplicate_name: SL007 a tool name listed more than once in one list.
+--   name_across_servers: SL007 the same tool name served by more than one server of the capture.
+--   list_payload_over_budget: a tools/list page over the tools_list_payload budget: clients have shown no tools at all.
+--   too_many_tools: more than 40 tools in one page: clients drop tools past 40 to 100.
 -- advice: Give every inputSchema root type object and every array items; declare outputSchema in 2020-12 (or without `$schema`); keep names unique, descriptions under 2048 UTF-16 units and tools/list small.
 WITH t AS (SELECT * FROM tools),
 budget AS (SELECT bytes AS budget_bytes FROM limits WHERE name = 'tools_list_payload'),
@@ -38,18 +50,27 @@ per_tool AS (
       CASE WHEN output_dialect LIKE '%draft-07%' THEN 'draft-07 outputSchema: Claude Code fails every call of this tool (claude-code #88882: its validator accepts only 2020-12; tools/list still succeeds); ' ELSE '' END,
       CASE WHEN input_dialect IS NOT NULL AND input_dialect NOT LIKE '%2020-12%' AND input_dialect NOT LIKE '%draft-07%' THEN CONCAT('inputSchema dialect ', input_dialect, '; ') ELSE '' END
     ) AS causes,
+    CONCAT(
+      CASE WHEN input_root_type <> 'object' THEN ',root_not_object' ELSE '' END,
+      CASE WHEN arrays_without_items > 0 THEN ',array_without_items' ELSE '' END,
+      CASE WHEN tuple_items THEN ',tuple_items' ELSE '' END,
+      CASE WHEN description_utf16 > 2048 THEN ',description_too_long' ELSE '' END,
+      CASE WHEN output_dialect IS NOT NULL AND output_dialect NOT LIKE '%2020-12%' AND output_dialect NOT LIKE '%draft-07%' THEN ',output_dialect_unsupported' ELSE '' END,
+      CASE WHEN output_dialect LIKE '%draft-07%' THEN ',draft07_output_schema' ELSE '' END,
+      CASE WHEN input_dialect IS NOT NULL AND input_dialect NOT LIKE '%2020-12%' AND input_dialect NOT LIKE '%draft-07%' THEN ',input_dialect_unsupported' ELSE '' END
+    ) AS tokens,
     description_utf16
   FROM t
 ),
 tool_findings AS (
   SELECT 'schema_compat' AS rule,
          CASE WHEN causes LIKE '%SL00%' THEN 'error' ELSE 'warn' END AS severity,
-         capture, session, CAST(NULL AS STRING) AS rpc_id, tool, schema_bytes AS bytes, causes AS detail
+         capture, session, CAST(NULL AS STRING) AS rpc_id, tool, schema_bytes AS bytes, SUBSTR(tokens, 2) AS cause, causes AS detail
   FROM per_tool WHERE causes <> ''
 ),
 dup_findings AS (
   SELECT 'schema_compat' AS rule, 'error' AS severity, capture, session, CAST(NULL AS STRING) AS rpc_id, tool,
-         CAST(n AS BIGINT) AS bytes, CONCAT('SL007 tool name listed ', CAST(n AS STRING), ' times on page ', CAST(page AS STRING), '; ') AS detail
+         CAST(n AS BIGINT) AS bytes, 'duplicate_name' AS cause, CONCAT('SL007 tool name listed ', CAST(n AS STRING), ' times on page ', CAST(page AS STRING), '; ') AS detail
   FROM dups
 ),
 lists AS (
@@ -60,6 +81,9 @@ list_findings AS (
   SELECT 'schema_compat' AS rule,
          CASE WHEN payload > budget_bytes OR tool_count > 100 THEN 'error' WHEN tool_count > 80 THEN 'warn' ELSE 'info' END AS severity,
          capture, session, CAST(NULL AS STRING) AS rpc_id, CAST(NULL AS STRING) AS tool, payload AS bytes,
+         SUBSTR(CONCAT(
+           CASE WHEN payload > budget_bytes THEN ',list_payload_over_budget' ELSE '' END,
+           CASE WHEN tool_count > 40 THEN ',too_many_tools' ELSE '' END), 2) AS cause,
          CONCAT(
            CASE WHEN payload > budget_bytes THEN CONCAT('tools/list page ', CAST(page AS STRING), ' is ', CAST(payload AS STRING), ' bytes, over the ', CAST(budget_bytes AS STRING), '-byte client budget; ') ELSE '' END,
            CASE WHEN tool_count > 40 THEN CONCAT(CAST(tool_count AS STRING), ' tools in one page (clients drop tools past 40-100); ') ELSE '' END) AS detail
@@ -74,7 +98,7 @@ cross_server AS (
 ),
 cross_findings AS (
   SELECT 'schema_compat' AS rule, 'warn' AS severity, capture, CAST(NULL AS STRING) AS session, CAST(NULL AS STRING) AS rpc_id, tool,
-         CAST(sessions AS BIGINT) AS bytes, 'SL007 the same tool name is served by more than one server in this capture; ' AS detail
+         CAST(sessions AS BIGINT) AS bytes, 'name_across_servers' AS cause, 'SL007 the same tool name is served by more than one server in this capture; ' AS detail
   FROM cross_server
 ),
 all_findings AS (
@@ -82,7 +106,7 @@ all_findings AS (
 )
 SELECT a.rule, a.severity, a.capture, a.session, a.rpc_id, a.tool,
        CONCAT(COALESCE(s.client_name, '?'), ' ', COALESCE(s.client_version, '?')) AS client,
-       a.bytes, CAST(NULL AS STRING) AS cause, a.detail
+       a.bytes, a.cause, a.detail
 FROM all_findings a
 LEFT JOIN sessions s ON a.capture = s.capture AND a.session = s.session
 ORDER BY a.capture, a.session, a.tool

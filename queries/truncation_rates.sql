@@ -24,6 +24,11 @@
 -- severity error: results were lost (no response before the connection ended)
 -- severity warn: results were truncated by a marker or cancelled by the client
 -- advice: Paginate or summarise large results; when cutting, say so in structuredContent and give the model a way to fetch the rest.
+-- causes:
+--   no_response: calls lost: no response came before the connection ended.
+--   result_truncated: results carried a truncation marker (text, structuredContent or _meta): the model got part of the result.
+--   over_client_token_cap: the client's log says it dropped a result over its token cap (Claude Code's 25,000 tokens).
+--   client_cancelled: the client cancelled the call (usually its timeout) and never used the result.
 -- section: truncation
 WITH chains AS (
   SELECT capture, chain_id, MAX(round) AS last_round, COUNT(*) AS rounds, MAX(COALESCE(resp_bytes, 0)) AS chain_resp_bytes
@@ -63,7 +68,11 @@ SELECT 'truncation_rates' AS rule,
        capture, CAST(NULL AS STRING) AS session, CAST(NULL AS STRING) AS rpc_id, tool,
        CONCAT(COALESCE(client_name, '?'), ' ', COALESCE(client_version, '?')) AS client,
        max_resp_bytes AS bytes,
-       CAST(NULL AS STRING) AS cause,
+       SUBSTR(CONCAT(
+         CASE WHEN lost > 0 THEN ',no_response' ELSE '' END,
+         CASE WHEN truncated > over_cap THEN ',result_truncated' ELSE '' END,
+         CASE WHEN over_cap > 0 THEN ',over_client_token_cap' ELSE '' END,
+         CASE WHEN cancelled > 0 THEN ',client_cancelled' ELSE '' END), 2) AS cause,
        CONCAT(CAST(truncated AS STRING), ' of ', CAST(calls AS STRING), ' calls truncated, ',
               CAST(lost AS STRING), ' lost, ', CAST(cancelled AS STRING), ' cancelled; rate ',
               CAST(ROUND(100.0 * (truncated + lost + cancelled) / calls, 1) AS STRING), '%; server ',

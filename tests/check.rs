@@ -338,3 +338,30 @@ fn draft07_output_schemas_are_warned_naming_claude_code() {
         assert_eq!(f["severity"], "warn", "{f}");
     }
 }
+
+/// Every finding over samples/ and the corpus names its cause: tokens its rule's header
+/// declares (`-- causes:`), so users can group and filter by them; a rule whose case has no
+/// token fails here, naming the rule and the finding.
+#[test]
+fn every_finding_carries_causes_its_rule_declares() {
+    let declared: std::collections::HashMap<String, BTreeSet<String>> = mcpsift::query::rules::builtin_rules()
+        .into_iter()
+        .map(|r| (r.name.clone(), r.header.causes.iter().map(|(token, _)| token.clone()).collect()))
+        .collect();
+    let samples = samples();
+    let corpus = corpus();
+    for dir in [&samples, &corpus] {
+        let v = check_json(&[dir.to_str().unwrap()]);
+        let findings = v["findings"].as_array().unwrap();
+        assert!(!findings.is_empty(), "{}: findings expected", dir.display());
+        for f in findings {
+            let rule = f["rule"].as_str().unwrap();
+            let cause = f["cause"].as_str().unwrap_or("");
+            assert!(!cause.is_empty(), "{rule} finding without a cause: {f}");
+            let tokens = &declared[rule];
+            for token in cause.split(',') {
+                assert!(tokens.contains(token), "{rule}: cause {token} is not in its header's causes {tokens:?}: {f}");
+            }
+        }
+    }
+}

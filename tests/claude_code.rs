@@ -114,7 +114,7 @@ fn check_counts_results_over_the_cap_as_truncated_and_rejections_as_validation_e
         let capture = samples().join("claude_code").join(w["file"].as_str().unwrap()).display().to_string();
         let f = truncated.iter().find(|f| f.0 == capture).unwrap_or_else(|| panic!("{capture} in {truncated:?}"));
         assert_eq!(f.1, w["tool"].as_str().unwrap());
-        assert!(f.2.starts_with("1 of 1 calls truncated"), "{}", f.2);
+        assert!(f.2.starts_with("over_client_token_cap; 1 of 1 calls truncated"), "the cause, then the counts: {}", f.2);
         assert!(f.2.contains("1 over the client token cap (largest 31245 tokens)"), "{}", f.2);
     }
     let rejected = findings(dir, "validation_errors");

@@ -7,27 +7,18 @@
 -- validation_errors (any validation verdict other than none), answered (a response with
 -- bytes); result sizes: QUANTILE_CONT of the last round's response bytes (the answer the
 -- client got); latency: first round's request to last round's answer, answered calls
--- neither cancelled nor timed out (the definition of latency_groups.sql).
-WITH chains AS (
-  SELECT capture, chain_id, MAX(round) AS last_round, MIN(req_ts_us) AS first_req_ts_us
+-- neither cancelled nor timed out (the definition of latency_groups.sql). The logical call is
+-- the row `calls.chain_last` marks, whatever the cohort filter keeps of its earlier rounds.
+WITH logical AS (
+  SELECT COALESCE(tool, '?') AS tool, COALESCE(client_name, '?') AS client_name,
+         COALESCE(client_version, '?') AS client_version, outcome,
+         CASE WHEN truncated THEN 1 ELSE 0 END AS cut,
+         CASE WHEN outcome IN ('tool_error', 'rpc_error') THEN 1 ELSE 0 END AS failed,
+         CASE WHEN validation IS NOT NULL AND validation <> 'none' THEN 1 ELSE 0 END AS invalid,
+         CAST(resp_bytes AS DOUBLE) AS resp_bytes,
+         CASE WHEN timed_out OR outcome = 'cancelled' THEN NULL ELSE chain_latency_ms END AS latency_ms
   FROM calls
-  WHERE method = 'tools/call'
-  GROUP BY capture, chain_id
-),
-logical AS (
-  SELECT COALESCE(c.tool, '?') AS tool, COALESCE(c.client_name, '?') AS client_name,
-         COALESCE(c.client_version, '?') AS client_version, c.outcome,
-         CASE WHEN c.truncated THEN 1 ELSE 0 END AS cut,
-         CASE WHEN c.outcome IN ('tool_error', 'rpc_error') THEN 1 ELSE 0 END AS failed,
-         CASE WHEN c.validation IS NOT NULL AND c.validation <> 'none' THEN 1 ELSE 0 END AS invalid,
-         CAST(c.resp_bytes AS DOUBLE) AS resp_bytes,
-         CASE WHEN ((c.cancelled AND (c.cancel_reason LIKE '%timed out%' OR c.cancel_reason LIKE '%-32001%')) OR c.error_code = -32001)
-                   OR c.outcome = 'cancelled' THEN NULL
-              WHEN k.last_round = 1 THEN c.latency_ms
-              ELSE (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 END AS latency_ms
-  FROM calls c
-  JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round
-  WHERE c.method = 'tools/call'
+  WHERE method = 'tools/call' AND chain_last
 )
 SELECT tool, client_name, client_version, COUNT(*) AS calls,
        SUM(cut) AS truncated, SUM(failed) AS errors, SUM(invalid) AS validation_errors,

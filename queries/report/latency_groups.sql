@@ -14,29 +14,16 @@
 -- truncation_rates counts); its latency runs from the first round's request to the last
 -- round's answer: what the model and the user waited for the tool's result, elicitation
 -- turns included (each round's own time is in `calls.latency_ms`). A timeout of the last
--- round waited from the first request too.
-WITH chains AS (
-  SELECT capture, chain_id, MAX(round) AS last_round, MIN(req_ts_us) AS first_req_ts_us
+-- round waited from the first request too. The model fills these facts once
+-- (`calls.chain_last`, `chain_latency_ms`, `timed_out`, `waited_ms`: model/chains.rs).
+WITH timed AS (
+  SELECT COALESCE(tool, '?') AS tool, COALESCE(client_name, '?') AS client_name,
+         COALESCE(client_version, '?') AS client_version,
+         CASE WHEN timed_out THEN 1 ELSE 0 END AS timeout,
+         CASE WHEN NOT timed_out AND outcome <> 'cancelled' THEN chain_latency_ms ELSE NULL END AS latency_ms,
+         waited_ms
   FROM calls
-  WHERE method = 'tools/call'
-  GROUP BY capture, chain_id
-),
-tool_calls AS (
-  SELECT COALESCE(c.tool, '?') AS tool, COALESCE(c.client_name, '?') AS client_name,
-         COALESCE(c.client_version, '?') AS client_version, c.outcome,
-         CASE WHEN k.last_round = 1 THEN c.latency_ms
-              ELSE (CAST(c.resp_ts_us AS DOUBLE) - CAST(k.first_req_ts_us AS DOUBLE)) / 1000.0 END AS latency_ms,
-         k.first_req_ts_us AS req_ts_us, c.cancel_ts_us,
-         CASE WHEN (c.cancelled AND (c.cancel_reason LIKE '%timed out%' OR c.cancel_reason LIKE '%-32001%')) OR c.error_code = -32001 THEN 1 ELSE 0 END AS timeout
-  FROM calls c
-  JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round
-  WHERE c.method = 'tools/call'
-),
-timed AS (
-  SELECT tool, client_name, client_version, timeout,
-         CASE WHEN timeout = 0 AND outcome <> 'cancelled' THEN latency_ms ELSE NULL END AS latency_ms,
-         CASE WHEN timeout = 1 THEN COALESCE((CAST(cancel_ts_us AS DOUBLE) - CAST(req_ts_us AS DOUBLE)) / 1000.0, latency_ms) ELSE NULL END AS waited_ms
-  FROM tool_calls
+  WHERE method = 'tools/call' AND chain_last
 )
 SELECT tool, client_name, client_version, COUNT(*) AS calls,
        ARRAY_AGG(latency_ms) AS latency_ms,

@@ -305,7 +305,11 @@ impl CaptureModel {
         match m.kind {
             Some(Kind::Request) => {
                 let mut call = request_call(&self.capture, session_name, direction, seq, frame, m);
-                self.chains.request(&mut call, m.request_state.as_deref(), self.calls.next_index());
+                if let Some(of) = self.chains.request(&mut call, m.request_state.as_deref(), self.calls.next_index())
+                    && let Some(earlier_round) = self.calls.get_mut(of)
+                {
+                    earlier_round.chain_last = false;
+                }
                 if frame.http.is_some()
                     && let Some(fp) = m.fingerprint
                 {
@@ -346,7 +350,7 @@ impl CaptureModel {
                     self.page_items.insert(call.req_seq, items);
                 }
                 self.sessions.answered(session, frame.transport, &call.method, m);
-                let retry = m.request_state.as_deref().filter(|_| input_required(call)).and_then(|state| self.chains.issued(call, state)).map(|i| (i, (call.chain_id, call.round)));
+                let retry = m.request_state.as_deref().filter(|_| input_required(call)).and_then(|state| self.chains.issued(call, idx, state)).map(|i| (i, (call.chain_id, call.round)));
                 if call.method == "tools/list" && (!m.tools.is_empty() || m.items_returned.is_some()) {
                     let st = self.sessions.get_mut(session).expect("session exists for every frame");
                     st.tools_list_pages += 1;
@@ -362,7 +366,8 @@ impl CaptureModel {
                 if let Some((i, of)) = retry
                     && let Some(retry) = self.calls.get_mut(i)
                 {
-                    next_round(retry, of);
+                    next_round(&mut self.chains, retry, of);
+                    self.calls.get_mut(idx).expect("answered above").chain_last = false;
                 }
                 return answered;
             }
@@ -398,9 +403,12 @@ impl CaptureModel {
             && first.method == call.method
         {
             first.outcome = Outcome::Retried;
+            first.chain_last = false;
             call.retry_of = Some(first.req_seq);
             call.chain_id = first.chain_id;
             call.round = first.round.saturating_add(1);
+            self.chains.joined(first.chain_id, first.req_ts_us);
+            self.chains.joined(call.chain_id, call.req_ts_us);
         }
         // Answered calls leave the map now and then, so it holds about the calls in flight.
         if self.reissuable.len() > 1024 && self.reissuable.len() > 4 * self.calls.held() {
@@ -414,6 +422,7 @@ impl CaptureModel {
     fn chunk_answered_calls(&mut self) {
         let mut rows = self.calls.take_finished();
         for call in &mut rows {
+            self.chains.settle(call);
             if let Some(st) = self.sessions.get(&call.session) {
                 fill_session_facts(call, &st.facts);
             }
@@ -446,6 +455,7 @@ impl CaptureModel {
         out.calls = self.calls.into_rows();
         // Calls take the client/server facts of their session where the request had none.
         for call in &mut out.calls {
+            self.chains.settle(call);
             if let Some(st) = self.sessions.get(&call.session) {
                 fill_session_facts(call, &st.facts);
             }

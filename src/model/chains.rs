@@ -3,53 +3,99 @@
 //! its next round. Chains are keyed by the state, not by session: a stateless client may
 //! retry on another connection. Either side may come first: a stdio tee pair is read one
 //! direction after the other, so every retry is seen before the result it answers.
+//! Also what a chain means once its rows leave (`settle`): which round is its last, its
+//! latency from its first request, and a timeout's wait; the rules read these columns.
 
 use std::collections::HashMap;
 
+use super::facts::timed_out;
 use super::rows::CallRow;
 
 type Key = (String, Option<String>, String);
 
-/// Chains waiting for their next round, and retries waiting for their chain.
+/// Chains waiting for their next round, retries waiting for their chain, and when each chain
+/// of more than one round started.
 #[derive(Default)]
 pub(crate) struct Chains {
-    /// (method, tool, issued state) → the issuing round's (chain_id, round).
-    waiting: HashMap<Key, (u64, u32)>,
+    /// (method, tool, issued state) → the issuing round's (chain_id, round, call number).
+    waiting: HashMap<Key, (u64, u32, usize)>,
     /// (method, tool, echoed state) → call number of a retry seen before the result.
     retries: HashMap<Key, usize>,
+    /// chain_id → the earliest request timestamp of its rounds, for chains of more than one
+    /// round (one entry per such chain: its rows may leave before its last round comes).
+    starts: HashMap<u64, Option<i64>>,
 }
 
 impl Chains {
     /// A request about to be held as call number `idx`: when it echoes a waiting state of the
-    /// same method and tool it becomes that chain's next round (a state is used once);
-    /// otherwise it waits for the result that issues its state.
-    pub fn request(&mut self, call: &mut CallRow, state: Option<&str>, idx: usize) {
-        let Some(state) = state else { return };
+    /// same method and tool it becomes that chain's next round (a state is used once), and
+    /// the call number of the round it continues is returned: that round is no longer the
+    /// chain's last. Otherwise it waits for the result that issues its state.
+    pub fn request(&mut self, call: &mut CallRow, state: Option<&str>, idx: usize) -> Option<usize> {
+        let state = state?;
         let key = (call.method.clone(), call.tool.clone(), state.to_string());
-        if let Some((chain, round)) = self.waiting.remove(&key) {
+        if let Some((chain, round, of)) = self.waiting.remove(&key) {
             call.chain_id = chain;
             call.round = round.saturating_add(1);
+            self.joined(chain, call.req_ts_us);
+            Some(of)
         } else {
             self.retries.insert(key, idx);
+            None
         }
     }
 
-    /// An `input_required` result of `call` issued `state`. Returns the call number of a
-    /// retry already seen with that state: the caller makes it the next round.
-    pub fn issued(&mut self, call: &CallRow, state: &str) -> Option<usize> {
+    /// An `input_required` result of `call` (call number `idx`) issued `state`. Returns the
+    /// call number of a retry already seen with that state: the caller makes it the next
+    /// round ([`next_round`]).
+    pub fn issued(&mut self, call: &CallRow, idx: usize, state: &str) -> Option<usize> {
+        self.joined(call.chain_id, call.req_ts_us);
         let key = (call.method.clone(), call.tool.clone(), state.to_string());
         if let Some(idx) = self.retries.remove(&key) {
             return Some(idx);
         }
-        self.waiting.insert(key, (call.chain_id, call.round));
+        self.waiting.insert(key, (call.chain_id, call.round, idx));
         None
+    }
+
+    /// A round with request timestamp `ts` belongs to `chain`, which has more than one round.
+    pub fn joined(&mut self, chain: u64, ts: Option<i64>) {
+        let start = self.starts.entry(chain).or_insert(ts);
+        *start = match (*start, ts) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// Fills what a call means for its chain, as it leaves the rows: whether it timed out,
+    /// and on the chain's last round the logical call's latency (first round's request to
+    /// this answer) and, for a timeout, how long the requester waited from the first request.
+    /// Timestamps are subtracted as doubles, as the rules did in SQL, so the numbers are the
+    /// ones the reports always showed.
+    pub fn settle(&self, call: &mut CallRow) {
+        call.timed_out = timed_out(call);
+        let start = match self.starts.get(&call.chain_id) {
+            Some(&start) => match (start, call.req_ts_us) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            None => call.req_ts_us,
+        };
+        let ms = |from: Option<i64>, to: Option<i64>| Some((to? as f64 - from? as f64) / 1000.0);
+        call.chain_latency_ms = match (call.chain_last, call.round) {
+            (false, _) => None,
+            (true, 1) => call.latency_ms,
+            (true, _) => ms(start, call.resp_ts_us),
+        };
+        call.waited_ms = if call.timed_out && call.chain_last { ms(start, call.cancel_ts_us).or(call.chain_latency_ms) } else { None };
     }
 }
 
-/// Makes `retry` the round after `of`.
-pub(crate) fn next_round(retry: &mut CallRow, of: (u64, u32)) {
+/// Makes `retry` the round after `of` (whose `chains.issued` recorded the chain's start).
+pub(crate) fn next_round(chains: &mut Chains, retry: &mut CallRow, of: (u64, u32)) {
     retry.chain_id = of.0;
     retry.round = of.1.saturating_add(1);
+    chains.joined(of.0, retry.req_ts_us);
 }
 
 #[cfg(test)]
@@ -64,15 +110,15 @@ mod tests {
     fn a_retry_after_the_result_joins_the_chain_once() {
         let mut chains = Chains::default();
         let first = call(3);
-        assert_eq!(chains.issued(&first, "s1"), None);
+        assert_eq!(chains.issued(&first, 0, "s1"), None);
         let mut retry = call(7);
-        chains.request(&mut retry, Some("s1"), 1);
+        assert_eq!(chains.request(&mut retry, Some("s1"), 1), Some(0), "it continues call 0");
         assert_eq!((retry.chain_id, retry.round), (3, 2));
         let mut again = call(9);
-        chains.request(&mut again, Some("s1"), 2);
+        assert_eq!(chains.request(&mut again, Some("s1"), 2), None);
         assert_eq!((again.chain_id, again.round), (9, 1), "a state joins one retry only");
         let mut other_tool = CallRow { tool: Some("other".into()), ..call(11) };
-        assert_eq!(chains.issued(&retry, "s2"), None);
+        assert_eq!(chains.issued(&retry, 1, "s2"), None);
         chains.request(&mut other_tool, Some("s2"), 3);
         assert_eq!((other_tool.chain_id, other_tool.round), (11, 1), "the method and tool must match");
     }
@@ -84,9 +130,36 @@ mod tests {
         let mut retry = call(1);
         chains.request(&mut retry, Some("s1"), 5);
         assert_eq!((retry.chain_id, retry.round), (1, 1), "not linked yet");
-        assert_eq!(chains.issued(&first, "s1"), Some(5));
-        next_round(&mut retry, (first.chain_id, first.round));
+        assert_eq!(chains.issued(&first, 4, "s1"), Some(5));
+        next_round(&mut chains, &mut retry, (first.chain_id, first.round));
         assert_eq!((retry.chain_id, retry.round), (0, 2));
-        assert_eq!(chains.issued(&first, "s1"), None, "the retry was claimed");
+        assert_eq!(chains.issued(&first, 4, "s1"), None, "the retry was claimed");
+    }
+
+    #[test]
+    fn a_chain_is_timed_from_its_first_request_on_its_last_round() {
+        let mut chains = Chains::default();
+        let mut first = CallRow { req_ts_us: Some(1_000_000), resp_ts_us: Some(1_500_000), latency_ms: Some(500.0), ..call(0) };
+        assert_eq!(chains.issued(&first, 0, "s1"), None);
+        let mut last = CallRow { req_ts_us: Some(3_000_000), resp_ts_us: Some(3_250_000), latency_ms: Some(250.0), chain_last: true, ..call(1) };
+        assert_eq!(chains.request(&mut last, Some("s1"), 1), Some(0));
+        first.chain_last = false;
+        chains.settle(&mut first);
+        chains.settle(&mut last);
+        assert_eq!(first.chain_latency_ms, None, "an earlier round is not the logical call");
+        assert_eq!(last.chain_latency_ms, Some(2250.0), "from the first request to the last answer");
+        assert!(!last.timed_out);
+
+        let mut alone = CallRow { req_ts_us: Some(10_000), cancel_ts_us: Some(70_010_000), cancelled: true, cancel_reason: Some("Request timed out".into()), chain_last: true, ..call(5) };
+        chains.settle(&mut alone);
+        assert!(alone.timed_out);
+        assert_eq!((alone.chain_latency_ms, alone.waited_ms), (None, Some(70_000.0)), "unanswered: waited until the cancellation");
+        let mut answered = CallRow { error_code: Some(-32001), latency_ms: Some(60_000.0), chain_last: true, ..call(6) };
+        chains.settle(&mut answered);
+        assert!(answered.timed_out);
+        assert_eq!(answered.waited_ms, Some(60_000.0), "answered -32001: waited until the answer");
+        let mut other = CallRow { cancelled: true, cancel_reason: Some("user pressed stop".into()), chain_last: true, ..call(7) };
+        chains.settle(&mut other);
+        assert!(!other.timed_out);
     }
 }

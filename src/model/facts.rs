@@ -29,6 +29,7 @@ pub(crate) fn request_call(capture: &Arc<str>, session: &Arc<str>, direction: Di
         page_size_arg: m.page_size_arg,
         chain_id: seq,
         round: 1,
+        chain_last: true,
         conversation: Arc::clone(session),
         traceparent: m.traceparent.clone(),
         ..CallRow::default()
@@ -125,6 +126,14 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
     if call.cancelled {
         call.outcome = Outcome::Cancelled;
     }
+}
+
+/// The requester gave up waiting: a cancellation whose reason says it timed out (the SDKs'
+/// McpError -32001 "Request timed out"), or an answer with error -32001. Case-sensitive, as
+/// the rules have always matched it.
+pub(crate) fn timed_out(call: &CallRow) -> bool {
+    let reason = call.cancel_reason.as_deref().is_some_and(|r| r.contains("timed out") || r.contains("-32001"));
+    (call.cancelled && reason) || call.error_code == Some(-32001)
 }
 
 /// The round's result asks the client for input (`resultType: "input_required"`).

@@ -12,6 +12,7 @@ use equivalent::Equivalent;
 use polars::prelude::PlHashMap;
 
 use super::chunks::CALL_CHUNK_ROWS;
+use super::facts::input_required;
 use super::rows::CallRow;
 use crate::ingest::frame::{Direction, HttpContext};
 
@@ -165,11 +166,13 @@ impl Calls {
     /// calls not yet answered: a cancelled call is often answered late, and its response must
     /// still find it. They leave at a later chunk once answered, or at the end of the capture,
     /// so they are held no longer (and cost no more) than calls never answered.
+    /// An `input_required` round no later round has joined stays too: whether it is its
+    /// chain's last (`chain_last`) is known when the retry comes, or at the end.
     /// Boxed as held: a row is large, and moving it out of its box costs a copy.
     pub fn take_finished(&mut self) -> Vec<Box<CallRow>> {
         let mut rows = Vec::with_capacity(self.held);
         for (i, slot) in self.rows.iter_mut().enumerate() {
-            let Some(call) = slot.take_if(|c| c.resp_seq.is_some()) else { continue };
+            let Some(call) = slot.take_if(|c| c.resp_seq.is_some() && !(c.chain_last && input_required(c))) else { continue };
             let key = KeyRef { session: &call.session, requester: call.direction, id: &call.rpc_id };
             if self.by_key.get(&key) == Some(&(self.base + i)) {
                 self.by_key.remove(&key);

@@ -250,6 +250,14 @@ table! {
         round: u32,
         /// `req_seq` of the request this one re-issues (2026-07-28: same method and params, new id, after the first one's stream broke unanswered); it joins that request's chain (`chain_id`) as its next round.
         retry_of: Option<u64>,
+        /// No later round joined this one's chain: the row a logical call is counted by (its outcome is the chain's). A call of one round is its own chain's last.
+        chain_last: bool,
+        /// On a chain's last round: the logical call's latency, from the chain's first request to this round's answer (`input_required` turns included; `latency_ms` for a call of one round). Null on earlier rounds.
+        chain_latency_ms: Option<f64>,
+        /// The requester gave up waiting: cancelled with a reason saying `timed out` or `-32001` (the SDKs' McpError "Request timed out"), or answered with error -32001.
+        timed_out: bool,
+        /// For a timed-out call: how long the requester waited, from the chain's first request to the cancellation (`chain_latency_ms` when there is no cancellation).
+        waited_ms: Option<f64>,
         /// A list result's `ttlMs` (2026-07-28 `CacheableResult`).
         ttl_ms: Option<i64>,
         /// A list result's `cacheScope` (`public`, `private`).
@@ -299,6 +307,8 @@ table! {
         last_error: Option<String>,
         /// Why an abrupt session most likely ended, with stdout pollution and client timeouts seen (null when clean).
         end_cause: Option<String>,
+        /// `end_cause` as tokens, primary first, joined by `,`: `last_frame_incomplete`, `transport_closed` (host-logged), `requests_unanswered`, then `stdout_pollution`, `client_timeout`; `log_ended` for an excerpt that ends with requests unanswered.
+        end_causes: Option<String>,
         /// Non-JSON lines the server wrote where the client reads messages.
         non_json_s2c: u64,
         /// Bytes of those lines.

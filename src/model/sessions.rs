@@ -231,22 +231,29 @@ impl Sessions {
         let mut rows = Vec::with_capacity(self.order.len());
         for key in &self.order {
             let Some(mut st) = self.states.remove(key) else { continue };
+            // Each cause as text and as its token (`end_cause`, `end_causes`).
             let mut causes: Vec<String> = Vec::new();
+            let mut tokens: Vec<&str> = Vec::new();
             if let Some(why) = &st.last_frame_incomplete {
                 causes.push(format!("last frame incomplete: {why}"));
+                tokens.push("last_frame_incomplete");
             }
             if let Some(why) = &st.abrupt_reason {
                 causes.push(why.clone());
+                tokens.push("transport_closed");
             }
             if !st.unanswered.is_empty() {
                 causes.push(format!("{} request(s) never answered: {}", st.unanswered.len(), st.unanswered.join(", ")));
+                tokens.push("requests_unanswered");
             }
             let abrupt = !causes.is_empty();
             if abrupt && st.row.non_json_s2c > 0 {
                 causes.push(format!("server wrote {} non-JSON line(s) where the client reads messages", st.row.non_json_s2c));
+                tokens.push("stdout_pollution");
             }
             if abrupt && st.timeout_cancels > 0 {
                 causes.push(format!("{} request(s) cancelled after a client timeout", st.timeout_cancels));
+                tokens.push("client_timeout");
             }
             st.row.client_family = family_of(st.row.client_name.as_deref(), st.user_agent.as_deref()).map(str::to_string);
             st.row.server_family = family_of(st.row.server_name.as_deref(), None).map(str::to_string);
@@ -272,6 +279,7 @@ impl Sessions {
                 Ending::Abrupt
             } else if !st.log_ended.is_empty() {
                 st.row.end_cause = Some(format!("log ended with {} request(s) unanswered: {}", st.log_ended.len(), st.log_ended.join(", ")));
+                st.row.end_causes = Some("log_ended".into());
                 Ending::Unknown
             } else if st.row.frames == 0 {
                 Ending::Unknown
@@ -280,6 +288,7 @@ impl Sessions {
             };
             if abrupt {
                 st.row.end_cause = Some(causes.join("; "));
+                st.row.end_causes = Some(tokens.join(","));
                 if st.row.last_error.is_none() {
                     st.row.last_error = st.row.end_cause.clone();
                 }
