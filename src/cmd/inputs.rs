@@ -90,9 +90,24 @@ pub fn request(args: &InputArgs, chunk_sink: Option<std::sync::Arc<dyn ChunkSink
 }
 
 /// Prints symlink loops and diagnostics (unless quiet) and the accounting (with --stats); an
-/// error when no input is a capture, unless `--allow-empty`: an audit pointed at the wrong
-/// folder must not pass as clean.
+/// error when no input is a capture ([`require_captures`]).
 pub fn tell(args: &InputArgs, captures: &[LoadedCapture], symlink_loops: &[PathBuf]) -> anyhow::Result<()> {
+    tell_only(args, captures, symlink_loops);
+    require_captures(args, captures, false)
+}
+
+/// An error when no input is a capture, unless `--allow-empty` (or `held`: a dataset holds
+/// captures of inputs not read again): an audit pointed at the wrong folder must not pass as
+/// clean.
+pub fn require_captures(args: &InputArgs, captures: &[LoadedCapture], held: bool) -> anyhow::Result<()> {
+    if held || args.allow_empty || captures.iter().any(LoadedCapture::is_capture) {
+        return Ok(());
+    }
+    anyhow::bail!("{}", no_capture_message(args, captures))
+}
+
+/// Prints symlink loops and diagnostics (unless quiet) and the accounting (with --stats).
+pub fn tell_only(args: &InputArgs, captures: &[LoadedCapture], symlink_loops: &[PathBuf]) {
     if !args.quiet {
         for link in symlink_loops {
             eprintln!("mcpsift: {}: symlink loop (leads back to a folder being read): not followed", link.display());
@@ -126,10 +141,6 @@ pub fn tell(args: &InputArgs, captures: &[LoadedCapture], symlink_loops: &[PathB
             eprintln!("mcpsift: skipped {n} {what} (--stats lists them)");
         }
     }
-    if args.allow_empty || captures.iter().any(LoadedCapture::is_capture) {
-        return Ok(());
-    }
-    anyhow::bail!("{}", no_capture_message(args, captures))
 }
 
 /// What an audit that found no capture says: the paths given, then each file read and why it

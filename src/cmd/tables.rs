@@ -29,7 +29,9 @@ pub fn run(args: &TablesArgs) -> anyhow::Result<u8> {
     let stored = mcpsift::pipeline::run_into(&request, &crate::progress::Bar::stderr(args.input.quiet), &writer)?;
     let summary = writer.finish(&stored, &request.limits)?;
     let captures: Vec<_> = stored.read.into_iter().flatten().collect();
-    super::inputs::tell(&args.input, &captures, &stored.symlink_loops)?;
+    super::inputs::tell_only(&args.input, &captures, &stored.symlink_loops);
+    // Inputs left unchanged are in the dataset already, captures or not as they were.
+    super::inputs::require_captures(&args.input, &captures, summary.unchanged > 0)?;
     for (table, rows, parts) in &summary.tables {
         writeln!(out, "{}\t{rows} rows\t{parts} parts", args.out.join(table).display())?;
     }
