@@ -19,25 +19,11 @@ import sys
 
 import duckdb
 
+from duckdb_common import message_facts
+
 path = sys.argv[1]
 con = duckdb.connect()  # in-memory, default threads (all cores)
-con.execute(
-    """
-    CREATE TEMP TABLE m AS
-    SELECT strlen(CAST(j AS VARCHAR)) AS bytes,
-           json_extract(j, '$.id') AS id,
-           json_extract_string(j, '$.method') AS method,
-           json_extract_string(j, '$.params.name') AS req_tool,
-           json_extract_string(j, '$.params.clientInfo.version') AS client_version,
-           CAST(json_extract(j, '$.result.isError') AS BOOLEAN) AS is_error,
-           CAST(json_extract(j, '$.error.code') AS BIGINT) AS error_code,
-           json_array_length(j, '$.result.content') AS content_blocks,
-           json_exists(j, '$.result.structuredContent') AS has_structured,
-           json_exists(j, '$.result') OR json_exists(j, '$.error') AS is_response
-    FROM read_json_objects(?, format='newline_delimited', maximum_object_size=67108864) t(j)
-    """,
-    [path],
-)
+con.execute(message_facts(False), [path])
 rows = con.execute(
     """
     WITH req AS (SELECT CAST(id AS VARCHAR) AS id, any_value(req_tool) AS tool

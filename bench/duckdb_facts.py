@@ -17,27 +17,12 @@ import sys
 
 import duckdb
 
+from duckdb_common import message_facts
+
 path, outdir = sys.argv[1], sys.argv[2]
 os.makedirs(outdir, exist_ok=True)
 con = duckdb.connect()  # in-memory, default threads (all cores)
-con.execute(
-    """
-    CREATE TEMP TABLE m AS
-    SELECT row_number() OVER () AS seq,
-           strlen(CAST(j AS VARCHAR)) AS bytes,
-           json_extract(j, '$.id') AS id,
-           json_extract_string(j, '$.method') AS method,
-           json_extract_string(j, '$.params.name') AS req_tool,
-           json_extract_string(j, '$.params.clientInfo.version') AS client_version,
-           CAST(json_extract(j, '$.result.isError') AS BOOLEAN) AS is_error,
-           CAST(json_extract(j, '$.error.code') AS BIGINT) AS error_code,
-           json_array_length(j, '$.result.content') AS content_blocks,
-           json_exists(j, '$.result.structuredContent') AS has_structured,
-           json_exists(j, '$.result') OR json_exists(j, '$.error') AS is_response
-    FROM read_json_objects(?, format='newline_delimited', maximum_object_size=67108864) t(j)
-    """,
-    [path],
-)
+con.execute(message_facts(True), [path])
 con.execute(
     f"""
     COPY (

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::util::{load_paths, mcpsift, read_json, rows, samples};
+use crate::util::{load_paths, mcpsift, read_json, rows, samples, thousands};
 
 const FACTS: [&str; 5] = ["tokens", "token_limit", "timeout_ms", "error_code", "http_status"];
 
@@ -76,18 +76,6 @@ fn stats_close_and_the_cut_entry_is_a_counted_skip() {
             }
         }
     }
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `check --format json`'s findings of one rule: (capture, tool, detail).

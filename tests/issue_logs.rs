@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::util::{load_paths, mcpsift, read_json, rows, samples};
+use crate::util::{load_paths, mcpsift, read_json, rows, samples, thousands};
 
 fn truth() -> Value {
     read_json(&samples().join("issue_logs").join("truth.json"))
@@ -82,16 +82,4 @@ fn issue_logs_stats_close() {
         assert!(block.contains(&format!(" {} bytes)", thousands(bytes))), "{block}");
         assert!(block.contains("skipped       0"), "{block}");
     }
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -240,3 +240,16 @@ pub fn id_text(v: &Value) -> Value {
         other => Value::String(other.to_string()),
     }
 }
+
+/// `n` with a comma every three digits, as `--stats` and the reports print byte counts.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
