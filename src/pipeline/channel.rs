@@ -89,11 +89,27 @@ fn parse_ahead(batch: &[SinkItem]) -> Vec<Option<Parsed>> {
 fn absorb((mut items, parsed): (Vec<SinkItem>, Vec<Option<Parsed>>), model: &mut CaptureModel, spent: &SyncSender<Vec<SinkItem>>) {
     for (item, parsed) in items.iter_mut().zip(parsed) {
         match (item, parsed) {
-            (SinkItem::Frame(f), Some(p)) => model.frame_parsed(f, p),
+            (SinkItem::Frame(f), Some(p)) => {
+                model.frame_parsed(f, p);
+                if f.payload.capacity() > RECYCLE_BUDGET_BYTES {
+                    free_huge(std::mem::take(&mut f.payload));
+                }
+            }
             (item, _) => std::mem::replace(item, SinkItem::Absorbed).apply(model),
         }
     }
     let _ = spent.try_send(items);
+}
+
+/// Frees a payload too large to be recycled now, and has the allocator give its pages back at
+/// once: a 256 MiB frame (a decompression bomb at the cap) stayed resident for mimalloc's purge
+/// delay while the capture's rows were written, 20 MiB over the frame. Huge frames are rare, so
+/// the forced collection costs nothing on small messages; with another global allocator the
+/// call finds an empty mimalloc heap and does nothing.
+fn free_huge(payload: Vec<u8>) {
+    drop(payload);
+    // SAFETY: mi_collect takes no pointers; it frees and purges what mimalloc holds unused.
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
 /// One sink call, carried from the reading thread to the model.
