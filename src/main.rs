@@ -53,6 +53,18 @@ fn tune_allocator() {
     }
 }
 
+/// The query phase (rules and SQL over a dataset's parts) allocates and frees column buffers of
+/// many MiB: with ingest's 10 ms purge delay the kernel unmapped, faulted in and zeroed them
+/// again and again. `check` over a dataset of ten 300 MB logs (8.8 M messages), in turns:
+/// 18.2 s with 10.2 s of system time at 10 ms, 10.8 s with 1.3 s at 1 s, peak RSS 402 -> 604 MB.
+/// Called once the inputs are read; a user's `MIMALLOC_PURGE_DELAY` wins.
+pub fn allocator_for_queries() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one of mimalloc's integer options; read when it next purges.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 1000) };
+    }
+}
+
 /// Sets an environment variable unless the user already did. Only before any thread exists
 /// (the start of main, `cores::limit`).
 fn set_default_env(key: &str, value: &str) {

@@ -61,6 +61,7 @@ pub fn open_inputs(args: &InputArgs) -> anyhow::Result<Audit> {
         [dir] if args.paths.len() == 1 && args.pair.is_empty() => ((*dir).clone(), None, Vec::new()),
         [dir, ..] => anyhow::bail!("{}: a dataset must be the only input (give raw captures, or one dataset folder)", dir.display()),
     };
+    crate::allocator_for_queries();
     let dataset = Dataset::open(&dir)?;
     let captures = dataset.captures();
     tell(args, &captures, &symlink_loops)?;
