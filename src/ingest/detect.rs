@@ -22,11 +22,6 @@ fn is_source(head: &[u8], name_hint: &str) -> bool {
     head.starts_with(b"#!") || ext.is_some_and(|(stem, ext)| !stem.is_empty() && SOURCE_EXTENSIONS.contains(&ext.as_str()))
 }
 
-/// True for pcap (either byte order, µs or ns) and pcapng magic.
-pub fn is_pcap_magic(head: &[u8]) -> bool {
-    super::packet::pcap::looks_like_pcap(head)
-}
-
 /// Fields that make a JSON object a transcript record.
 #[derive(Deserialize)]
 struct TranscriptProbe<'a> {

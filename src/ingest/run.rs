@@ -102,7 +102,7 @@ fn ingest_file(path: &Path, pair: Option<(Direction, &str)>, opts: &IngestOption
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let format = match (pair, opts.forced_format) {
         (_, Some(f)) => f,
-        (Some(_), None) if !super::detect::is_pcap_magic(&opened.head) && !opened.head.is_empty() => Format::Stdio,
+        (Some(_), None) if !super::packet::pcap::looks_like_pcap(&opened.head) && !opened.head.is_empty() => Format::Stdio,
         _ => detect(&opened.head, &name),
     };
     report.format = format;
