@@ -3,8 +3,9 @@
 -- calls cancelled (the client gave up, usually a timeout), and the rate of results the model
 -- did not get whole. One finding per group with anything truncated, lost or cancelled.
 -- Calls are logical calls: a multi-round-trip chain (2026-07-28 `input_required` rounds and
--- their retries, `calls.chain_id`) counts once, with the outcome of its last round; the
--- rounds are named in the detail when there are more rounds than calls. An `input_required`
+-- their retries, `calls.chain_id`) counts once, by its last round (`chain_last`), with that
+-- round's outcome and the chain's largest response (`chain_resp_bytes`); the rounds (the last
+-- round's `round`) are named in the detail when there are more rounds than calls. An `input_required`
 -- round is never truncated or lost.
 -- Why: a truncated result is silent data loss for the model; rates per client version show
 -- which hosts cut (Claude Code's 25,000-token cap, 25 KiB / 50 KB / 128 KiB caps in other
@@ -30,22 +31,15 @@
 --   over_client_token_cap: the client's log says it dropped a result over its token cap (Claude Code's 25,000 tokens).
 --   client_cancelled: the client cancelled the call (usually its timeout) and never used the result.
 -- section: truncation
-WITH chains AS (
-  SELECT capture, chain_id, MAX(round) AS last_round, COUNT(*) AS rounds, MAX(COALESCE(resp_bytes, 0)) AS chain_resp_bytes
-  FROM calls
-  WHERE method = 'tools/call'
-  GROUP BY capture, chain_id
-),
-tool_calls AS (
-  SELECT c.capture, c.tool, c.client_name, c.client_version, c.server_name, c.server_version,
-         CAST(CASE WHEN c.outcome = 'no_response' THEN 1 ELSE 0 END AS BIGINT) AS lost,
-         CAST(CASE WHEN c.outcome = 'cancelled' THEN 1 ELSE 0 END AS BIGINT) AS gave_up,
-         CAST(CASE WHEN c.truncated THEN 1 ELSE 0 END AS BIGINT) AS cut,
+WITH tool_calls AS (
+  SELECT capture, tool, client_name, client_version, server_name, server_version,
+         CAST(CASE WHEN outcome = 'no_response' THEN 1 ELSE 0 END AS BIGINT) AS lost,
+         CAST(CASE WHEN outcome = 'cancelled' THEN 1 ELSE 0 END AS BIGINT) AS gave_up,
+         CAST(CASE WHEN truncated THEN 1 ELSE 0 END AS BIGINT) AS cut,
          CAST(0 AS BIGINT) AS over_cap, CAST(NULL AS BIGINT) AS tokens,
-         CAST(k.chain_resp_bytes AS BIGINT) AS resp_bytes, CAST(k.rounds AS BIGINT) AS rounds
-  FROM calls c
-  JOIN chains k ON c.capture = k.capture AND c.chain_id = k.chain_id AND c.round = k.last_round
-  WHERE c.method = 'tools/call'
+         CAST(chain_resp_bytes AS BIGINT) AS resp_bytes, CAST(round AS BIGINT) AS rounds
+  FROM calls
+  WHERE method = 'tools/call' AND chain_last
   UNION ALL
   SELECT capture, tool, 'claude-code' AS client_name, CAST(NULL AS STRING) AS client_version,
          server AS server_name, CAST(NULL AS STRING) AS server_version,

@@ -21,9 +21,16 @@ pub(crate) struct Chains {
     waiting: HashMap<Key, (u64, u32, usize)>,
     /// (method, tool, echoed state) → call number of a retry seen before the result.
     retries: HashMap<Key, usize>,
-    /// chain_id → the earliest request timestamp of its rounds, for chains of more than one
-    /// round (one entry per such chain: its rows may leave before its last round comes).
-    starts: HashMap<u64, Option<i64>>,
+    /// chain_id → the earliest request timestamp of its rounds and the largest response of
+    /// its answered rounds, for chains of more than one round (one entry per such chain: its
+    /// rows may leave before its last round comes).
+    starts: HashMap<u64, Start>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Start {
+    ts: Option<i64>,
+    resp_bytes: u64,
 }
 
 impl Chains {
@@ -50,6 +57,9 @@ impl Chains {
     /// round ([`next_round`]).
     pub fn issued(&mut self, call: &CallRow, idx: usize, state: &str) -> Option<usize> {
         self.joined(call.chain_id, call.req_ts_us);
+        if let Some(start) = self.starts.get_mut(&call.chain_id) {
+            start.resp_bytes = start.resp_bytes.max(call.resp_bytes.unwrap_or(0));
+        }
         let key = (call.method.clone(), call.tool.clone(), state.to_string());
         if let Some(idx) = self.retries.remove(&key) {
             return Some(idx);
@@ -60,7 +70,7 @@ impl Chains {
 
     /// A round with request timestamp `ts` belongs to `chain`, which has more than one round.
     pub fn joined(&mut self, chain: u64, ts: Option<i64>) {
-        let start = self.starts.entry(chain).or_insert(ts);
+        let start = &mut self.starts.entry(chain).or_insert(Start { ts, resp_bytes: 0 }).ts;
         *start = match (*start, ts) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -69,13 +79,15 @@ impl Chains {
 
     /// Fills what a call means for its chain, as it leaves the rows: whether it timed out,
     /// and on the chain's last round the logical call's latency (first round's request to
-    /// this answer) and, for a timeout, how long the requester waited from the first request.
+    /// this answer) and largest response, and, for a timeout, how long the requester waited
+    /// from the first request.
     /// Timestamps are subtracted as doubles, as the rules did in SQL, so the numbers are the
     /// ones the reports always showed.
     pub fn settle(&self, call: &mut CallRow) {
         call.timed_out = timed_out(call);
-        let start = match self.starts.get(&call.chain_id) {
-            Some(&start) => match (start, call.req_ts_us) {
+        let chain = self.starts.get(&call.chain_id).copied();
+        let start = match chain.map(|c| c.ts) {
+            Some(start) => match (start, call.req_ts_us) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
@@ -87,6 +99,8 @@ impl Chains {
             (true, 1) => call.latency_ms,
             (true, _) => ms(start, call.resp_ts_us),
         };
+        let own = call.resp_bytes.unwrap_or(0);
+        call.chain_resp_bytes = call.chain_last.then(|| chain.map_or(own, |c| c.resp_bytes.max(own)));
         call.waited_ms = if call.timed_out && call.chain_last { ms(start, call.cancel_ts_us).or(call.chain_latency_ms) } else { None };
     }
 }
@@ -121,6 +135,22 @@ mod tests {
         assert_eq!(chains.issued(&retry, 1, "s2"), None);
         chains.request(&mut other_tool, Some("s2"), 3);
         assert_eq!((other_tool.chain_id, other_tool.round), (11, 1), "the method and tool must match");
+    }
+
+    #[test]
+    fn a_chain_is_sized_by_its_largest_round_on_its_last_round() {
+        let mut chains = Chains::default();
+        let mut first = CallRow { resp_bytes: Some(5_000), ..call(3) };
+        chains.issued(&first, 0, "s1");
+        let mut last = CallRow { resp_bytes: Some(300), chain_last: true, ..call(7) };
+        chains.request(&mut last, Some("s1"), 1);
+        first.chain_last = false;
+        chains.settle(&mut first);
+        chains.settle(&mut last);
+        assert_eq!((first.chain_resp_bytes, last.chain_resp_bytes), (None, Some(5_000)), "the input_required round was the larger");
+        let mut alone = CallRow { chain_last: true, ..call(11) };
+        chains.settle(&mut alone);
+        assert_eq!(alone.chain_resp_bytes, Some(0), "an unanswered call of one round");
     }
 
     #[test]

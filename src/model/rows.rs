@@ -254,6 +254,8 @@ table! {
         chain_last: bool,
         /// On a chain's last round: the logical call's latency, from the chain's first request to this round's answer (`input_required` turns included; `latency_ms` for a call of one round). Null on earlier rounds.
         chain_latency_ms: Option<f64>,
+        /// On a chain's last round: the largest response of its rounds, in bytes (0 when none was answered). Null on earlier rounds.
+        chain_resp_bytes: Option<u64>,
         /// The requester gave up waiting: cancelled with a reason saying `timed out` or `-32001` (the SDKs' McpError "Request timed out"), or answered with error -32001.
         timed_out: bool,
         /// For a timed-out call: how long the requester waited, from the chain's first request to the cancellation (`chain_latency_ms` when there is no cancellation).
