@@ -101,9 +101,6 @@ per_frame AS (
                                 ELSE '' END), '; ') AS reached
   FROM hits
   GROUP BY capture, session, seq, rpc_id, tool, direction, wire_bytes, blob_bytes_b64
-),
-last_in_direction AS (
-  SELECT capture, session, direction, MAX(seq) AS last_seq FROM frames GROUP BY capture, session, direction
 )
 SELECT 'near_limit_frames' AS rule,
        CASE WHEN p.level = 2 THEN 'error' ELSE 'warn' END AS severity,
@@ -116,11 +113,11 @@ SELECT 'near_limit_frames' AS rule,
               CASE WHEN p.blob_bytes_b64 > 0
                    THEN CONCAT('; base64 is ', CAST(ROUND(100.0 * p.blob_bytes_b64 / p.wire_bytes, 1) AS STRING), '% of it')
                    ELSE '' END,
-              CASE WHEN p.seq = l.last_seq AND s.ending = 'abrupt' THEN '; the session died right after it'
-                   WHEN p.seq = l.last_seq THEN '; nothing followed it in this direction'
+              CASE WHEN p.seq = (CASE WHEN p.direction = 'c2s' THEN s.last_seq_c2s ELSE s.last_seq_s2c END)
+                   THEN CASE WHEN s.ending = 'abrupt' THEN '; the session died right after it'
+                             ELSE '; nothing followed it in this direction' END
                    ELSE '' END) AS detail
 FROM per_frame p
-JOIN last_in_direction l ON p.capture = l.capture AND p.session = l.session AND p.direction = l.direction
 LEFT JOIN sessions s ON p.capture = s.capture AND p.session = s.session
 WHERE p.level > 0
 ORDER BY p.capture, p.seq

@@ -52,10 +52,11 @@ gaps AS (
 ),
 deprecated AS (
   SELECT f.capture, f.session, f.method, MIN(f.rpc_id) AS rpc_id, COUNT(*) AS n, MAX(f.wire_bytes) AS bytes
-  FROM frames f
-  JOIN sessions s ON f.capture = s.capture AND f.session = s.session
-  WHERE f.method IN ('roots/list', 'sampling/createMessage', 'logging/setLevel', 'notifications/message')
-    AND f.kind IN ('request', 'notification') AND s.protocol_version >= '2026-07-28'
+  FROM (SELECT capture, session, method, rpc_id, wire_bytes FROM frames
+        WHERE method IN ('roots/list', 'sampling/createMessage', 'logging/setLevel', 'notifications/message')
+          AND kind IN ('request', 'notification')) f
+  JOIN (SELECT capture, session FROM sessions WHERE protocol_version >= '2026-07-28') s
+    ON f.capture = s.capture AND f.session = s.session
   GROUP BY f.capture, f.session, f.method
 ),
 legacy_sse AS (

@@ -150,6 +150,12 @@ fn the_result_the_typescript_client_read_is_not_an_error_and_the_one_it_dropped_
         }
         let client = big["conversation_client"].as_str().unwrap();
         assert!(f["client"].as_str().unwrap().starts_with(client), "{f}");
+        // Whether a later frame of its conversation went the same way, from the recorded order.
+        let seq = big["seq"].as_i64().unwrap();
+        let last = !truth["frames"].as_array().unwrap().iter().any(|t| t["seq"].as_i64().unwrap() > seq && t["dir"] == "s2c" && t["conversation_client"] == client);
+        let detail = f["detail"].as_str().unwrap();
+        let said = detail.contains("nothing followed it in this direction") || detail.contains("the session died right after it");
+        assert_eq!(said, last, "last in its direction: {last}: {f}");
     }
     // Every limit says whom it applies to and where its number comes from.
     let loaded = load_paths(&[samples().join("stdio_ts2")]);

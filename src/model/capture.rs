@@ -241,7 +241,7 @@ impl CaptureModel {
         {
             notes.push(format!("{} {} -> {}", h.method, h.url, status));
         }
-        self.sessions.frame(&session, direction, frame, row.kind);
+        self.sessions.frame(&session, direction, seq, frame, row.kind);
         let messages: &[Message] = match &one {
             Some(m) => std::slice::from_ref(&**m),
             None => &batch,

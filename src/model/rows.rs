@@ -303,6 +303,10 @@ table! {
         bytes_s2c: u64,
         /// Largest frame.
         max_frame_bytes: u64,
+        /// `seq` of the session's last frame client to server (null when it has none).
+        last_seq_c2s: Option<u64>,
+        /// `seq` of the session's last frame server to client (null when it has none).
+        last_seq_s2c: Option<u64>,
         /// `abrupt`: a request never answered, a last frame cut, or the host logged an unexpected transport close.
         ending: Ending,
         /// Last error seen (or the end cause).

@@ -115,15 +115,17 @@ impl Sessions {
         self.states.get_mut(key)
     }
 
-    /// Counts one frame of kind `kind` into its session.
-    pub fn frame(&mut self, key: &str, direction: Direction, frame: &Frame, kind: Kind) {
+    /// Counts frame `seq`, of kind `kind`, into its session.
+    pub fn frame(&mut self, key: &str, direction: Direction, seq: u64, frame: &Frame, kind: Kind) {
         let st = self.state(key, frame.transport);
         let r = &mut st.row;
         r.frames += 1;
         if direction == Direction::ClientToServer {
             r.bytes_c2s += frame.wire_bytes;
+            r.last_seq_c2s = Some(seq);
         } else {
             r.bytes_s2c += frame.wire_bytes;
+            r.last_seq_s2c = Some(seq);
         }
         r.max_frame_bytes = r.max_frame_bytes.max(frame.wire_bytes);
         if let Some(h) = &frame.http {
