@@ -98,12 +98,19 @@ pub fn server_tools(tools: LazyFrame, sessions: LazyFrame, pages: LazyFrame) -> 
             st.complete = pend[i].as_deref() == Some("complete");
         }
     }
-    let (tcap, tsess, tname, tdef) = (strings(&t, "capture")?, strings(&t, "session")?, strings(&t, "tool")?, strings(&t, "definition")?);
-    for i in 0..t.height() {
-        let key = (tcap[i].clone().unwrap_or_default(), tsess[i].clone().unwrap_or_default());
-        if let (Some((_, st)), Some(name)) = (by_session.get_mut(&key), tname[i].clone()) {
-            let def = tdef[i].as_deref().and_then(|d| serde_json::from_str(d).ok()).unwrap_or(Value::Null);
-            st.tools.insert(name, def);
+    // A session lists its tools again and again: only its last definition of each tool is
+    // parsed, not every row's.
+    let (tcap, tsess, tname, tdef) = (t.column("capture")?.str()?, t.column("session")?.str()?, t.column("tool")?.str()?, t.column("definition")?.str()?);
+    let mut last: std::collections::HashMap<(&str, &str, &str), Option<&str>> = std::collections::HashMap::new();
+    for (((c, se), name), def) in tcap.iter().zip(tsess.iter()).zip(tname.iter()).zip(tdef.iter()) {
+        if let Some(name) = name {
+            last.insert((c.unwrap_or_default(), se.unwrap_or_default(), name), def);
+        }
+    }
+    for ((c, se, name), def) in last {
+        if let Some((_, st)) = by_session.get_mut(&(c.to_string(), se.to_string())) {
+            let def = def.and_then(|d| serde_json::from_str(d).ok()).unwrap_or(Value::Null);
+            st.tools.insert(name.to_string(), def);
         }
     }
     let mut listed: Vec<(Option<i64>, ServerTools)> = by_session.into_values().filter(|(_, st)| !st.tools.is_empty()).collect();
@@ -239,6 +246,28 @@ mod tests {
             differences(&old, &new),
             "description changed by +11 characters; inputSchema.properties.quantity.type: \"integer\" → \"string\"; inputSchema.properties.reason added; inputSchema.required added [\"reason\"]; annotations.destructiveHint: false → true"
         );
+    }
+
+    #[test]
+    fn a_session_keeps_its_last_definition_of_each_tool() {
+        let tools = df!(
+            "capture" => ["c", "c", "c", "c"],
+            "session" => ["s1", "s1", "s1", "s2"],
+            "tool" => ["x", "y", "x", "x"],
+            "definition" => [r#"{"description":"first"}"#, r#"{"description":"y"}"#, r#"{"description":"second"}"#, "not json"],
+        )
+        .unwrap();
+        let sessions = df!(
+            "capture" => ["c", "c"], "session" => ["s1", "s2"], "server_name" => ["srv", "srv"],
+            "server_version" => [Some("1"), None::<&str>], "first_ts_us" => [Some(1i64), Some(2)],
+        )
+        .unwrap();
+        let pages = df!("capture" => [""; 0], "session" => [""; 0], "req_seq" => [0u64; 0], "chain" => [""; 0], "walk_end" => [""; 0]).unwrap();
+        let listed = server_tools(tools.lazy(), sessions.lazy(), pages.lazy()).unwrap();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].tools["x"], json!({"description":"second"}), "the later listing wins");
+        assert_eq!(listed[0].tools["y"], json!({"description":"y"}));
+        assert_eq!(listed[1].tools["x"], Value::Null, "a definition that does not parse");
     }
 
     #[test]
