@@ -262,7 +262,7 @@ impl CaptureModel {
             && let [m] = messages
             && matches!(m.kind, Some(Kind::Request) | Some(Kind::Notification))
         {
-            let params = m.tool.as_ref().and_then(|t| self.header_params.get(t)).map(Vec::as_slice);
+            let params = m.tool.as_deref().and_then(|t| self.header_params.get(t)).map(Vec::as_slice);
             fill_routing(&mut row, h, m, params);
         }
         let single = match (one.as_deref_mut(), batch.as_mut_slice()) {
@@ -299,7 +299,7 @@ impl CaptureModel {
         frame: &Frame,
         m: &Message,
         notes: &mut Vec<String>,
-    ) -> Option<(String, Option<String>)> {
+    ) -> Option<(Arc<str>, Option<Arc<str>>)> {
         let session: &str = session_name;
         self.sessions.message(session, frame.transport, seq, m);
         match m.kind {
@@ -351,7 +351,7 @@ impl CaptureModel {
                 }
                 self.sessions.answered(session, frame.transport, &call.method, m);
                 let retry = m.request_state.as_deref().filter(|_| input_required(call)).and_then(|state| self.chains.issued(call, idx, state)).map(|i| (i, (call.chain_id, call.round)));
-                if call.method == "tools/list" && (!m.tools.is_empty() || m.items_returned.is_some()) {
+                if &*call.method == "tools/list" && (!m.tools.is_empty() || m.items_returned.is_some()) {
                     let st = self.sessions.get_mut(session).expect("session exists for every frame");
                     st.tools_list_pages += 1;
                     let page = st.tools_list_pages;
@@ -464,7 +464,7 @@ impl CaptureModel {
             {
                 let what = match &call.tool {
                     Some(t) => format!("{} {t}", call.method),
-                    None => call.method.clone(),
+                    None => call.method.to_string(),
                 };
                 let closed_after = self.closes.iter().any(|(s, seen)| *seen > call.req_seq && s.as_deref().is_none_or(|s| s == &*call.session));
                 if self.unrecorded_answers.contains(&call.req_seq) {

@@ -7,11 +7,12 @@
 //! latency from its first request, and a timeout's wait; the rules read these columns.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::facts::timed_out;
 use super::rows::CallRow;
 
-type Key = (String, Option<String>, String);
+type Key = (Arc<str>, Option<Arc<str>>, String);
 
 /// Chains waiting for their next round, retries waiting for their chain, and when each chain
 /// of more than one round started.

@@ -88,7 +88,7 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
     }
     call.first_item_key = m.first_item_key.clone();
     call.last_item_key = m.last_item_key.clone();
-    if m.kind == Some(Kind::Response) && call.method == "tools/call" {
+    if m.kind == Some(Kind::Response) && &*call.method == "tools/call" {
         call.content_blocks = Some(m.content_blocks);
         call.error_with_structured = m.is_error == Some(true) && m.has_structured;
         call.empty_content = m.has_structured && m.content_blocks == 0;

@@ -44,7 +44,7 @@ fn decode_cursor(cursor: &str) -> Option<DecodedCursor> {
 
 /// Whether a call is a page of a walk.
 pub(crate) fn is_page(c: &CallRow) -> bool {
-    LIST_METHODS.contains(&c.method.as_str()) || (c.method == "tools/call" && (c.cursor_in.is_some() || c.cursor_out.is_some()))
+    LIST_METHODS.contains(&&*c.method) || (&*c.method == "tools/call" && (c.cursor_in.is_some() || c.cursor_out.is_some()))
 }
 
 /// The identities of one page's items (from the response), keyed by the request's seq.
@@ -95,7 +95,7 @@ pub fn build_pages(calls: &[CallRow], items: &HashMap<u64, PageItems>, last_requ
     ordered.sort_by_key(|c| c.req_seq);
     let no_items = PageItems::default();
     for c in ordered {
-        let chain = if c.method == "tools/call" { c.tool.clone().unwrap_or_default() } else { c.method.clone() };
+        let chain: String = if &*c.method == "tools/call" { c.tool.as_deref().unwrap_or_default().to_string() } else { c.method.to_string() };
         let page_items = items.get(&c.req_seq).unwrap_or(&no_items);
         let session = c.session.to_string();
         let mut row = PageRow {

@@ -99,11 +99,11 @@ table! {
         /// Frame classification.
         kind: Kind,
         /// JSON-RPC method (a response takes its request's).
-        method: Option<String>,
+        method: Option<Arc<str>>,
         /// The id as JSON text (`1` and `"1"` differ).
         rpc_id: Option<String>,
         /// Tool name of a `tools/call` (a response takes its request's).
-        tool: Option<String>,
+        tool: Option<Arc<str>>,
         /// The result's `isError`.
         is_error: Option<bool>,
         /// JSON-RPC error code.
@@ -157,11 +157,11 @@ table! {
         /// The request id as JSON text.
         rpc_id: String,
         /// The request's method.
-        method: String,
+        method: Arc<str>,
         /// Direction of the request (`c2s` for client requests; `s2c` for sampling etc.).
         direction: Direction,
         /// Tool name of a `tools/call`.
-        tool: Option<String>,
+        tool: Option<Arc<str>>,
         /// Client name (initialize, `_meta` clientInfo, or the session's).
         client_name: Option<Arc<str>>,
         /// Client version.

@@ -79,7 +79,7 @@ pub(super) fn parse_object(payload: &[u8], scalar_args: bool) -> Result<Message,
 
 fn from_loose(l: &Loose) -> Option<Message> {
     let mut m = Message { rpc_id: l.id.map(|r| r.get().to_string()), ..Message::default() };
-    m.method = raw_str(l.method);
+    m.method = raw_str(l.method).as_deref().map(super::parsed::intern);
     m.kind = Some(if l.error.is_some() {
         Kind::Error
     } else if l.result.is_some() {
@@ -116,7 +116,7 @@ fn from_typed(t: Typed, scalar_args: bool) -> Message {
     if let Some(p) = t.params {
         read_params(&method, *p, &mut m, scalar_args);
     }
-    m.method = Some(method.into_owned());
+    m.method = Some(super::parsed::intern(&method));
     m
 }
 

@@ -25,7 +25,7 @@ use crate::ingest::frame::{RecordedFacts, RecordedKind};
 
 use envelope::parse_object;
 pub use items::page_item_keys;
-pub use parsed::{Implementation, Kind, Message, Parsed, ToolDef};
+pub use parsed::{Implementation, Kind, Message, Parsed, ToolDef, intern};
 pub use result::TRUNCATION_MARKERS;
 
 /// The message a recorder described without keeping its bytes (a span file): its facts as
@@ -39,9 +39,9 @@ pub fn recorded_message(r: &RecordedFacts) -> Parsed {
     };
     Parsed::One(Box::new(Message {
         kind: Some(kind),
-        method: r.method.clone(),
+        method: r.method.as_deref().map(intern),
         rpc_id: r.rpc_id.clone(),
-        tool: r.tool.clone(),
+        tool: r.tool.as_deref().map(intern),
         error_code: r.error_code,
         note: Some("recorded without its bytes: facts and size from the recorder".into()),
         ..Message::default()
@@ -117,6 +117,19 @@ fn one(s: &str) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_method_and_a_tool_are_one_allocation_however_many_messages_name_them() {
+        use std::sync::Arc;
+        let a = one(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fetch"}}"#);
+        let b = one(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fetch"}}"#);
+        assert_eq!((a.method.as_deref(), a.tool.as_deref()), (Some("tools/call"), Some("fetch")));
+        assert!(Arc::ptr_eq(a.method.as_ref().unwrap(), b.method.as_ref().unwrap()));
+        assert!(Arc::ptr_eq(a.tool.as_ref().unwrap(), b.tool.as_ref().unwrap()));
+        let escaped = one(r#"{"jsonrpc":"2.0","id":3,"method":"tools\/call","params":{"name":"f\u0065tch"}}"#);
+        assert!(Arc::ptr_eq(a.method.as_ref().unwrap(), escaped.method.as_ref().unwrap()), "the name, not its spelling");
+        assert_eq!(escaped.tool.as_deref(), Some("fetch"));
+    }
 
     #[test]
     fn other_kinds() {

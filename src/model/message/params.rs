@@ -52,7 +52,7 @@ pub(super) fn read_params(method: &str, mut p: Params, m: &mut Message, scalar_a
         _ => None,
     };
     if method == "tools/call" {
-        m.tool = m.target_name.clone();
+        m.tool = m.target_name.as_deref().map(super::parsed::intern);
         if scalar_args && let Some(args) = p.arguments.filter(|a| a.get().len() <= KEEP_TEXT_BYTES) {
             m.scalar_args = read_scalar_args(args.get());
         }

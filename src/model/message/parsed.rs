@@ -1,6 +1,8 @@
 //! What one payload parses to: the message facts ([`Message`], [`Kind`], [`ToolDef`],
 //! [`Implementation`]) and [`Parsed`]; types and their size limits only, no reading.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 
 use super::raw::lenient_string;
@@ -78,10 +80,12 @@ pub struct ToolDef {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Message {
     pub kind: Option<Kind>,
-    pub method: Option<String>,
+    /// Shared with the rows it goes to, and among messages of the same method ([`intern`]).
+    pub method: Option<Arc<str>>,
     /// The id as JSON text: `1` and `"1"` stay different.
     pub rpc_id: Option<String>,
-    pub tool: Option<String>,
+    /// Shared like `method`.
+    pub tool: Option<Arc<str>>,
     pub is_error: Option<bool>,
     pub error_code: Option<i64>,
     pub error_message: Option<String>,
@@ -159,3 +163,27 @@ pub enum Parsed {
     /// Not a message; the kind says why.
     Other(Kind, Option<String>),
 }
+
+/// Method and tool names read on this thread, shared: a message's method and tool go to its
+/// frame row and its call row, and a response's frame row takes its request's, so a name is
+/// one allocation however many rows and messages carry it. Cleared past [`INTERNED_MAX`] names
+/// (a capture with a new name in every message costs what copies did).
+pub fn intern(name: &str) -> Arc<str> {
+    thread_local! {
+        static NAMES: std::cell::RefCell<std::collections::HashSet<Arc<str>>> = std::cell::RefCell::default();
+    }
+    NAMES.with_borrow_mut(|names| {
+        if let Some(known) = names.get(name) {
+            return Arc::clone(known);
+        }
+        if names.len() >= INTERNED_MAX {
+            names.clear();
+        }
+        let new: Arc<str> = Arc::from(name);
+        names.insert(Arc::clone(&new));
+        new
+    })
+}
+
+/// Names [`intern`] keeps per thread.
+const INTERNED_MAX: usize = 4096;
