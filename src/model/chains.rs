@@ -28,7 +28,8 @@ pub(crate) struct Chains {
     starts: HashMap<u64, Start>,
 }
 
-#[derive(Default, Clone, Copy)]
+/// What a chain of more than one round keeps while its rounds come.
+#[derive(Clone, Copy)]
 struct Start {
     ts: Option<i64>,
     resp_bytes: u64,

@@ -1,5 +1,6 @@
 //! What one payload parses to: the message facts ([`Message`], [`Kind`], [`ToolDef`],
-//! [`Implementation`]) and [`Parsed`]; types and their size limits only, no reading.
+//! [`Implementation`]) and [`Parsed`]; types, their size limits and the shared method and
+//! tool names they hold ([`intern`]), no reading.
 
 use std::sync::Arc;
 
