@@ -33,15 +33,13 @@
 WITH lim AS (
   SELECT name, bytes AS limit_bytes, tokens, warn_ratio, scope, reader, reader_kind FROM limits WHERE enabled
 ),
-lowest AS (
-  SELECT MIN(warn_ratio * limit_bytes) AS warn_bytes FROM lim
-),
--- Only frames past the lowest warning size meet the limits (keeps the join small).
+-- Only frames past the lowest warning size meet the limits (keeps the join small; a scalar
+-- subquery, so the Parquet scan skips the row groups of smaller frames).
 big AS (
   SELECT f.capture, f.session, f.seq, f.rpc_id, f.tool, f.direction, f.transport, f.wire_bytes, f.text_bytes,
          f.blob_bytes_b64, f.http_user_agent, f.http_status
-  FROM frames f CROSS JOIN lowest w
-  WHERE f.wire_bytes >= w.warn_bytes
+  FROM frames f
+  WHERE f.wire_bytes >= (SELECT CAST(CEIL(MIN(warn_ratio * limit_bytes)) AS BIGINT) FROM lim)
 ),
 -- Who reads each frame: the client for server-to-client frames, the server for requests.
 readers AS (

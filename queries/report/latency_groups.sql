@@ -16,16 +16,17 @@
 -- turns included (each round's own time is in `calls.latency_ms`). A timeout of the last
 -- round waited from the first request too. The model fills these facts once
 -- (`calls.chain_last`, `chain_latency_ms`, `timed_out`, `waited_ms`: model/chains.rs).
+-- Groups are keyed by the columns as stored and named '?' after grouping (cheaper than
+-- rewriting every row's key); a NULL and a real '?' then meet in mcpsift's merge of pieces.
 WITH timed AS (
-  SELECT COALESCE(tool, '?') AS tool, COALESCE(client_name, '?') AS client_name,
-         COALESCE(client_version, '?') AS client_version,
+  SELECT tool, client_name, client_version,
          CASE WHEN timed_out THEN 1 ELSE 0 END AS timeout,
          CASE WHEN NOT timed_out AND outcome <> 'cancelled' THEN chain_latency_ms ELSE NULL END AS latency_ms,
          waited_ms
   FROM calls
   WHERE method = 'tools/call' AND chain_last
 )
-SELECT tool, client_name, client_version, COUNT(*) AS calls,
+SELECT COALESCE(tool, '?') AS tool, COALESCE(client_name, '?') AS client_name, COALESCE(client_version, '?') AS client_version, COUNT(*) AS calls,
        ARRAY_AGG(latency_ms) AS latency_ms,
        SUM(timeout) AS timeouts, COUNT(waited_ms) AS timeouts_timed, MIN(waited_ms) AS timeout_min_ms, MAX(waited_ms) AS timeout_max_ms
 FROM timed

@@ -1,9 +1,11 @@
 //! Query: polars SQL over the tables (`sql`), where the tables come from (`source`), the rule
-//! files (`rules`, `header`, `severity`) and the heap handed back between pieces (`heap`).
+//! files (`rules`, `header`, `severity`), scalar subqueries run ahead (`scalar`) and the heap
+//! handed back between pieces (`heap`).
 
 pub mod header;
 pub mod heap;
 pub mod rules;
+pub mod scalar;
 pub mod severity;
 pub mod source;
 pub mod sql;

@@ -18,6 +18,8 @@ pub enum QueryError {
     Empty,
     #[error("query failed: {0}")]
     Polars(#[from] PolarsError),
+    #[error("query failed: {0}")]
+    Scalar(String),
 }
 
 /// `s` as a SQL string literal (quotes doubled), for values put into generated queries.
@@ -56,7 +58,8 @@ pub fn run_sql(tables: &dyn TableSource, sql: &str) -> Result<DataFrame, QueryEr
 pub fn run_in(ctx: &mut SQLContext, sql: &str) -> Result<DataFrame, QueryError> {
     let statements = Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| QueryError::Parse(e.to_string()))?;
     let mut last = None;
-    for stmt in statements {
+    for mut stmt in statements {
+        super::scalar::inline_scalar_subqueries(ctx, &mut stmt)?;
         last = Some(source::collect(ctx.execute(&stmt.to_string())?)?);
     }
     last.ok_or(QueryError::Empty)
