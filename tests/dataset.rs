@@ -288,3 +288,51 @@ fn check_and_query_finish_on_several_large_captures_at_once() {
         }
     }
 }
+
+/// A data frame's rows as text, sorted: the rows as a multiset, whatever their order.
+fn row_texts(df: &polars::prelude::DataFrame) -> Vec<String> {
+    let mut rows: Vec<String> = (0..df.height())
+        .map(|i| df.columns().iter().map(|c| c.get(i).expect("row in range").to_string()).collect::<Vec<_>>().join(" | "))
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn a_query_planned_once_finds_on_each_piece_what_planning_it_anew_finds() {
+    // `check` and the report run each per-capture query piece by piece over a dataset, planning
+    // it on the first piece and pointing that plan's scans at each later piece's part files.
+    // With every capture of samples/ and of the corpus a piece of its own, every built-in rule
+    // and the report's per-piece queries must give each piece the rows that planning the query
+    // anew on that piece gives, and the plan must have been reused on most pieces.
+    use mcpsift::query::plan::run_sql_each_counting;
+    use mcpsift::query::source::each_capture;
+    let report_sql = ["latency_groups", "truncation_groups"].map(|n| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("queries/report/{n}.sql"));
+        (n.to_string(), std::fs::read_to_string(path).expect("report query"))
+    });
+    let queries: Vec<(String, String)> = mcpsift::query::rules::builtin_rules().into_iter().map(|r| (r.name, r.sql)).chain(report_sql).collect();
+    for (name, input) in [("samples", samples()), ("corpus", crate::util::corpus())] {
+        let out = temp_dir(&format!("ds-plan-once-{name}"));
+        tables(&input, &out, &["-q"]);
+        let dataset = mcpsift::dataset::Dataset::open(&out).expect("dataset");
+        let source = dataset.source(&mcpsift::model::tables::default_limits()).expect("source").with_piece_frames(1);
+        let (mut pieces, mut planned, mut rows) = (0, 0, 0);
+        for (query, sql) in &queries {
+            let (once, times) = run_sql_each_counting(&source, sql).unwrap_or_else(|e| panic!("{name} {query}: {e}"));
+            let anew = each_capture(&source, |piece| mcpsift::query::run_sql(piece, sql)).unwrap_or_else(|e| panic!("{name} {query}: {e}"));
+            assert_eq!(once.len(), anew.len(), "{name} {query}: pieces");
+            for (k, (a, b)) in once.iter().zip(&anew).enumerate() {
+                assert_eq!(a.schema(), b.schema(), "{name} {query}: piece {k}'s columns");
+                assert_eq!(row_texts(a), row_texts(b), "{name} {query}: piece {k}'s rows");
+                rows += b.height();
+            }
+            pieces += anew.len();
+            planned += times;
+        }
+        assert!(pieces >= 10 * queries.len(), "{name}: {pieces} pieces over {} queries", queries.len());
+        assert!(planned * 4 < pieces, "{name}: {planned} of {pieces} pieces planned anew");
+        assert!(rows > 100, "{name}: {rows} rows");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}

@@ -1,9 +1,11 @@
 //! Query: polars SQL over the tables (`sql`), where the tables come from (`source`), the rule
-//! files (`rules`, `header`, `severity`), scalar subqueries run ahead (`scalar`) and the heap
+//! files (`rules`, `header`, `severity`), scalar subqueries run ahead (`scalar`), a
+//! per-capture query planned once for every piece (`plan`) and the heap
 //! handed back between pieces (`heap`).
 
 pub mod header;
 pub mod heap;
+pub mod plan;
 pub mod rules;
 pub mod scalar;
 pub mod severity;

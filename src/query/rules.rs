@@ -154,7 +154,12 @@ fn compact(c: Column) -> PolarsResult<Column> {
 pub fn run_rules(tables: &dyn TableSource, rules: &[Rule]) -> Result<DataFrame, RuleError> {
     let mut all = empty_findings();
     for (i, rule) in rules.iter().enumerate() {
-        let pieces = if rule.header.per_capture { super::source::each_capture(tables, |piece| run_rule(piece, rule))? } else { vec![run_rule(tables, rule)?] };
+        let pieces = if rule.header.per_capture {
+            let query = |source| RuleError::Query { rule: rule.name.clone(), source };
+            super::plan::run_sql_each(tables, &rule.sql, query, |df| normalize(&rule.name, &df))?
+        } else {
+            vec![run_rule(tables, rule)?]
+        };
         for mut piece in pieces {
             let order = Column::new("rule_order".into(), vec![i as u32; piece.height()]);
             piece.with_column(order).map_err(|source| RuleError::Shape { rule: rule.name.clone(), column: "rule_order".into(), source })?;

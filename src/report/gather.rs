@@ -14,8 +14,9 @@ use crate::model::schema::Table as _;
 use crate::model::loaded::LoadedCapture;
 use crate::query::header::ExcerptSource;
 use crate::query::rules::{Rule, Severity};
+use crate::query::plan::run_sql_each;
 use crate::query::source::{collect, each_capture};
-use crate::query::{TableSource, run_sql};
+use crate::query::TableSource;
 
 fn column_err(table: &'static str) -> impl Fn(PolarsError) -> DocumentError {
     move |source| DocumentError::Table { table, source }
@@ -277,8 +278,7 @@ fn truncation(tables: &dyn TableSource, calls: u64) -> Result<Vec<TruncationGrou
     }
     // Summed over captures: each capture's groups, merged by tool x client x version.
     let mut merged: BTreeMap<(String, String, String), TruncationGroup> = BTreeMap::new();
-    each_capture(tables, |piece| -> Result<(), DocumentError> {
-        let df = run_sql(piece, TRUNCATION_SQL)?;
+    run_sql_each(tables, TRUNCATION_SQL, DocumentError::from, |df| -> Result<(), DocumentError> {
         const T: &str = "calls";
         let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
         let (calls, truncated, lost, cancelled, max) =
@@ -324,8 +324,7 @@ const LATENCY_SQL: &str = include_str!("../../queries/report/latency_groups.sql"
 pub fn latency(tables: &dyn TableSource) -> Result<Vec<LatencyGroup>, DocumentError> {
     const T: &str = "calls";
     let mut groups: BTreeMap<(String, String, String), LatencyMerge> = BTreeMap::new();
-    each_capture(tables, |piece| -> Result<(), DocumentError> {
-        let df = run_sql(piece, LATENCY_SQL)?;
+    run_sql_each(tables, LATENCY_SQL, DocumentError::from, |df| -> Result<(), DocumentError> {
         let (tool, client, version) = (strings(&df, T, "tool")?, strings(&df, T, "client_name")?, strings(&df, T, "client_version")?);
         let (calls, timeouts, timeouts_timed) = (ints(&df, T, "calls")?, ints(&df, T, "timeouts")?, ints(&df, T, "timeouts_timed")?);
         let (tmin, tmax) = (floats(&df, T, "timeout_min_ms")?, floats(&df, T, "timeout_max_ms")?);
