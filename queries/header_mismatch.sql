@@ -33,10 +33,17 @@ WITH req AS (
   SELECT capture, seq, header_mismatch FROM frames
   WHERE direction = 'c2s' AND header_mismatch IS NOT NULL
 ),
+-- Calls that may be flagged, filtered before the join: the filter then reads only the calls
+-- it keeps (req is a few values, put in as a list where the engine cannot filter by a join).
+candidates AS (
+  SELECT capture, session, rpc_id, tool, client_name, client_version, req_bytes, error_code, error_message, req_seq
+  FROM calls
+  WHERE req_seq IN (SELECT seq FROM req) OR error_code IN (-32020, -32021, -32022)
+),
 flagged AS (
   SELECT c.capture, c.session, c.rpc_id, c.tool, c.client_name, c.client_version, c.req_bytes, c.error_code, c.error_message,
          r.header_mismatch
-  FROM calls c
+  FROM candidates c
   LEFT JOIN req r ON c.capture = r.capture AND c.req_seq = r.seq
   WHERE r.header_mismatch IS NOT NULL OR c.error_code IN (-32020, -32021, -32022)
 )

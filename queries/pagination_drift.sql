@@ -61,6 +61,10 @@ problems AS (
       CASE WHEN cursor_out = '' THEN ',empty_next_cursor' ELSE '' END,
       CASE WHEN page_no = 51 THEN ',runaway_chain' ELSE '' END) AS causes
   FROM p
+),
+-- The pages with a problem, before the joins: the calls are then read for those pages only.
+found AS (
+  SELECT * FROM problems WHERE causes <> ''
 )
 SELECT 'pagination_drift' AS rule,
        CASE WHEN cursor_seen_before OR repeats OR skips OR page_no = 51 OR (chain_kind = 'list' AND abandoned)
@@ -88,10 +92,10 @@ SELECT 'pagination_drift' AS rule,
               CASE WHEN cursor_issued_in IS NOT NULL THEN CONCAT(', cursor issued in session ', cursor_issued_in) ELSE '' END,
               CASE WHEN cursor_decoded IS NOT NULL THEN CONCAT(', cursor ', cursor_decoded) ELSE '' END,
               '') AS detail
-FROM problems pr
+FROM found pr
 LEFT JOIN sessions s ON pr.capture = s.capture AND pr.session = s.session
 LEFT JOIN (SELECT capture, session, req_seq, client_name, client_version FROM calls
-           WHERE cursor_in IS NOT NULL OR cursor_out IS NOT NULL OR method LIKE '%/list') c
+           WHERE req_seq IN (SELECT req_seq FROM found)
+             AND (cursor_in IS NOT NULL OR cursor_out IS NOT NULL OR method LIKE '%/list')) c
        ON pr.capture = c.capture AND pr.session = c.session AND pr.req_seq = c.req_seq
-WHERE causes <> ''
 ORDER BY pr.capture, pr.session, pr.req_seq

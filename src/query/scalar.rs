@@ -1,5 +1,6 @@
 //! Scalar subqueries (`x >= (SELECT MIN(...) FROM limits)`), which polars' SQL refuses: each
-//! uncorrelated one is run first and put into the statement as a literal, so a rule file written
+//! uncorrelated one is run first and put into the statement as a literal (and so is an `IN
+//! (SELECT ...)` of a few values, which polars would run as a join the scan cannot filter by), so a rule file written
 //! in standard SQL (as DuckDB and Spark run it) also runs here, and a threshold read from a table
 //! reaches the Parquet scan as a constant (row groups whose statistics are below it are skipped).
 //! Written by hand: sqlparser gives the tree and its visitor, polars runs each subquery.
@@ -29,27 +30,55 @@ pub fn inline_scalar_subqueries(ctx: &mut SQLContext, stmt: &mut Statement) -> R
     inline(ctx, &mut **query, with.as_ref())
 }
 
-/// Replaces the scalar subqueries in `node`, each run with the common table expressions `with`.
+/// An `IN (SELECT ...)` subquery with at most this many distinct values becomes a literal list.
+pub const IN_LIST_MAX: usize = 4096;
+
+/// Replaces the scalar subqueries in `node`, each run with the common table expressions `with`,
+/// and the small `IN (SELECT ...)` subqueries.
 fn inline<V: VisitMut>(ctx: &mut SQLContext, node: &mut V, with: Option<&With>) -> Result<(), QueryError> {
     let mut failed = None;
     let _ = sqlparser::ast::visit_expressions_mut(node, |expr| {
-        let Expr::Subquery(query) = expr else { return ControlFlow::Continue(()) };
-        let text = match (with, &query.with) {
+        let text = |query: &sqlparser::ast::Query| match (with, &query.with) {
             (Some(w), None) => format!("{w} {query}"),
             _ => query.to_string(),
         };
-        match ctx.execute(&text).and_then(super::source::collect).map_err(QueryError::from).and_then(|df| scalar(&df)) {
-            Ok(value) => {
-                *expr = Expr::value(value);
-                ControlFlow::Continue(())
+        let run = |ctx: &mut SQLContext, text: &str| ctx.execute(text).and_then(super::source::collect).map_err(QueryError::from);
+        match expr {
+            Expr::Subquery(query) => match run(ctx, &text(query)).and_then(|df| scalar(&df)) {
+                Ok(value) => *expr = Expr::value(value),
+                Err(e) => {
+                    failed = Some(e);
+                    return ControlFlow::Break(());
+                }
+            },
+            Expr::InSubquery { expr: left, subquery, negated } => {
+                // One that cannot run alone (it names the outer query) is left to polars.
+                if let Ok(Some(list)) = run(ctx, &text(subquery)).map(|df| in_list(&df)) {
+                    *expr = match list.is_empty() {
+                        true => Expr::value(Value::Boolean(*negated)),
+                        false => Expr::InList { expr: left.clone(), list: list.into_iter().map(Expr::value).collect(), negated: *negated },
+                    };
+                }
             }
-            Err(e) => {
-                failed = Some(e);
-                ControlFlow::Break(())
-            }
+            _ => {}
         }
+        ControlFlow::Continue(())
     });
     failed.map_or(Ok(()), Err)
+}
+
+/// The distinct values of a one-column result as literals, when there are at most
+/// [`IN_LIST_MAX`] and none is NULL (`x IN (..., NULL)` is NULL, not false, when x is absent;
+/// polars' subquery and list forms differ there, so that case stays a subquery).
+fn in_list(df: &DataFrame) -> Option<Vec<Value>> {
+    if df.width() != 1 {
+        return None;
+    }
+    let column = df.columns()[0].unique_stable().ok()?;
+    if column.len() > IN_LIST_MAX || column.null_count() > 0 {
+        return None;
+    }
+    (0..column.len()).map(|i| literal(column.get(i).ok()?).ok()).collect()
 }
 
 /// The one value of a one-column result as a SQL literal (NULL when it has no row).
@@ -64,7 +93,11 @@ fn scalar(df: &DataFrame) -> Result<Value, QueryError> {
     if df.height() == 0 {
         return Ok(Value::Null);
     }
-    let value = column.get(0).map_err(QueryError::Polars)?;
+    literal(column.get(0).map_err(QueryError::Polars)?)
+}
+
+/// A value of a result as a SQL literal.
+fn literal(value: AnyValue) -> Result<Value, QueryError> {
     Ok(match value {
         AnyValue::Null => Value::Null,
         AnyValue::Boolean(b) => Value::Boolean(b),
@@ -121,6 +154,28 @@ mod tests {
         assert_eq!(df.height(), 0);
         let df = run_in(&mut ctx, "SELECT name FROM t WHERE name = (SELECT name FROM t WHERE bytes = 20)").expect("runs");
         assert_eq!(df.height(), 1);
+    }
+
+    #[test]
+    fn an_in_subquery_gives_the_rows_it_gives_as_a_join() {
+        let mut ctx = ctx();
+        // A list of values, an empty one (IN: none; NOT IN: all), and one holding a NULL
+        // (left to polars as a subquery: NOT IN a set with NULL keeps no row).
+        let cases = [
+            ("SELECT name FROM t WHERE bytes IN (SELECT bytes FROM t WHERE \"on\") ORDER BY name", vec!["a", "b"]),
+            ("SELECT name FROM t WHERE bytes NOT IN (SELECT bytes FROM t WHERE \"on\") ORDER BY name", vec!["c"]),
+            ("SELECT name FROM t WHERE bytes IN (SELECT bytes FROM t WHERE bytes > 100) ORDER BY name", vec![]),
+            ("SELECT name FROM t WHERE bytes NOT IN (SELECT bytes FROM t WHERE bytes > 100) ORDER BY name", vec!["a", "b", "c"]),
+            ("WITH big AS (SELECT bytes FROM t WHERE bytes > 15) SELECT name FROM t WHERE bytes IN (SELECT bytes FROM big) ORDER BY name", vec!["b", "c"]),
+            ("SELECT name FROM t WHERE bytes NOT IN (SELECT CASE WHEN bytes = 10 THEN NULL ELSE bytes END FROM t) ORDER BY name", vec![]),
+        ];
+        for (sql, want) in cases {
+            let df = run_in(&mut ctx, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            assert_eq!(names(&df), want, "{sql}");
+        }
+        let mut stmt = sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::GenericDialect {}, "SELECT name FROM t WHERE bytes IN (SELECT bytes FROM t WHERE \"on\")").expect("parses").remove(0);
+        inline_scalar_subqueries(&mut ctx, &mut stmt).expect("inlines");
+        assert_eq!(stmt.to_string(), "SELECT name FROM t WHERE bytes IN (10, 20)");
     }
 
     #[test]
