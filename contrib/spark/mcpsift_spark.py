@@ -244,7 +244,8 @@ def run_capture(cap, conf):
             copy_in(f, dest)
         res["copy_s"] = round(time.time() - t0, 3)
         ds = os.path.join(scratch, "ds")
-        cmd = [binary, "tables", *names, "--out", ds, "-q", "--jobs", str(conf["task_jobs"]), *conf["tables_args"]]
+        # --allow-empty: a task of one file that is not traffic (a README) records it as skipped.
+        cmd = [binary, "tables", *names, "--out", ds, "-q", "--allow-empty", "--jobs", str(conf["task_jobs"]), *conf["tables_args"]]
         err_path = os.path.join(scratch, "stderr")
         t1 = time.time()
         with open(err_path, "wb") as err:
@@ -314,7 +315,7 @@ def driver_dataset(binary, tables_args, tmp):
     """The schema files, the limits part, schema_version and options, from the binary run on an
     empty folder on the driver."""
     os.mkdir(os.path.join(tmp, "empty"))
-    subprocess.run([binary, "tables", "empty", "--out", "ds", "-q", *tables_args], cwd=tmp, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([binary, "tables", "empty", "--out", "ds", "-q", "--allow-empty", *tables_args], cwd=tmp, check=True, stdout=subprocess.DEVNULL)
     ds = os.path.join(tmp, "ds")
     with open(os.path.join(ds, "manifest.json"), encoding="utf-8") as m:
         return ds, json.load(m)

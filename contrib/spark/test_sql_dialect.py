@@ -138,7 +138,7 @@ def main():
 
 def rules_in_spark(spark, binary, tmp):
     os.mkdir(os.path.join(tmp, "empty"))
-    subprocess.run([binary, "tables", "empty", "--out", "eds", "-q"], cwd=tmp, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([binary, "tables", "empty", "--out", "eds", "-q", "--allow-empty"], cwd=tmp, check=True, stdout=subprocess.DEVNULL)
     for table in ["frames", "calls", "sessions", "tools", "events", "pages", "limits"]:
         spark.read.parquet(os.path.join(tmp, "eds", table)).createOrReplaceTempView(table)
     for path in sorted(glob.glob(os.path.join(REPO, "queries", "*.sql"))):
