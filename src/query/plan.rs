@@ -17,12 +17,11 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
 use super::source::{TableSource, each_capture};
-use super::sql::{QueryError, context, run_sql};
+use super::sql::{QueryError, computes_tables, context, run_sql};
 use crate::model::tables::TABLE_NAMES;
 
 /// How a piece offers one table: scanned from these part files, or held in memory (an empty
 /// table, the `limits`).
-#[derive(PartialEq)]
 enum Shape {
     Files(ScanSources),
     Memory,
@@ -45,7 +44,7 @@ pub fn run_sql_each<T, E>(tables: &dyn TableSource, sql: &str, err: impl Fn(Quer
 }
 
 /// Each piece's rows of `sql` as [`run_sql_each`] gives them, and how many pieces were planned
-/// (the others ran the first piece's plan).
+/// (the others ran a plan made on an earlier piece).
 pub fn run_sql_each_counting(tables: &dyn TableSource, sql: &str) -> Result<(Vec<DataFrame>, usize), QueryError> {
     run_counting(tables, sql, |e| e, Ok)
 }
@@ -53,7 +52,7 @@ pub fn run_sql_each_counting(tables: &dyn TableSource, sql: &str) -> Result<(Vec
 fn run_counting<T, E>(tables: &dyn TableSource, sql: &str, err: impl Fn(QueryError) -> E, mut keep: impl FnMut(DataFrame) -> Result<T, E>) -> Result<(Vec<T>, usize), E> {
     let statements = Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| err(QueryError::Parse(e.to_string())))?;
     let reusable = match statements.as_slice() {
-        [Statement::Query(_)] => !sql.contains("tool_changes"),
+        [Statement::Query(_)] => !computes_tables(sql),
         _ => false,
     };
     let mut templates: Vec<Template> = Vec::new();

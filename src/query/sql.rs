@@ -40,12 +40,17 @@ pub fn context(tables: &dyn TableSource) -> Result<SQLContext, QueryError> {
 /// (tool definitions compared across a server's sessions and with the source's baseline).
 pub fn context_for(tables: &dyn TableSource, sql: &str) -> Result<SQLContext, QueryError> {
     let ctx = context(tables)?;
-    if sql.contains("tool_changes") {
+    if computes_tables(sql) {
         use crate::model::tool_changes::{server_tools, tool_changes};
         let listed = server_tools(tables.table("tools")?, tables.table("sessions")?, tables.table("pages")?)?;
         ctx.register("tool_changes", tool_changes(&listed, tables.baseline())?.lazy());
     }
     Ok(ctx)
+}
+
+/// Whether `sql` names a table computed at query time ([`context_for`] registers them).
+pub(crate) fn computes_tables(sql: &str) -> bool {
+    sql.contains("tool_changes")
 }
 
 /// Runs `sql` (one or more `;`-separated statements) and returns the last statement's rows.
