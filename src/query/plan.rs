@@ -17,8 +17,7 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
 use super::source::{TableSource, each_capture};
-use super::sql::{QueryError, computes_tables, context, run_sql};
-use crate::model::tables::TABLE_NAMES;
+use super::sql::{QueryError, computes_tables, context_of, run_sql, table_frames};
 
 /// How a piece offers one table: scanned from these part files, or held in memory (an empty
 /// table, the `limits`).
@@ -76,8 +75,9 @@ const TEMPLATES: usize = 16;
 /// Runs `stmt` on `piece`, with the plan of `templates` that fits it, else planning it (and
 /// keeping that plan).
 fn run_planned(piece: &dyn TableSource, stmt: &Statement, templates: &mut Vec<Template>, planned: &mut usize) -> Result<DataFrame, QueryError> {
-    let shapes = shapes(piece)?;
-    let mut ctx = context(piece)?;
+    let frames = table_frames(piece)?;
+    let shapes: Vec<Shape> = frames.iter().map(|(_, frame)| shape(frame)).collect();
+    let mut ctx = context_of(frames);
     let mut stmt = stmt.clone();
     super::scalar::inline_scalar_subqueries(&mut ctx, &mut stmt)?;
     let text = stmt.to_string();
@@ -94,17 +94,12 @@ fn run_planned(piece: &dyn TableSource, stmt: &Statement, templates: &mut Vec<Te
     Ok(execute(plan)?)
 }
 
-/// Every table's shape in `piece`, in [`TABLE_NAMES`] order.
-fn shapes(piece: &dyn TableSource) -> PolarsResult<Vec<Shape>> {
-    TABLE_NAMES
-        .iter()
-        .map(|name| {
-            Ok(match piece.table(name)?.logical_plan {
-                DslPlan::Scan { sources, .. } => Shape::Files(sources),
-                _ => Shape::Memory,
-            })
-        })
-        .collect()
+/// How `frame` offers its table.
+fn shape(frame: &LazyFrame) -> Shape {
+    match &frame.logical_plan {
+        DslPlan::Scan { sources, .. } => Shape::Files(sources.clone()),
+        _ => Shape::Memory,
+    }
 }
 
 impl Template {

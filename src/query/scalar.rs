@@ -31,7 +31,7 @@ pub fn inline_scalar_subqueries(ctx: &mut SQLContext, stmt: &mut Statement) -> R
 }
 
 /// An `IN (SELECT ...)` subquery with at most this many distinct values becomes a literal list.
-pub const IN_LIST_MAX: usize = 4096;
+const IN_LIST_MAX: usize = 4096;
 
 /// Replaces the scalar subqueries in `node`, each run with the common table expressions `with`,
 /// and the small `IN (SELECT ...)` subqueries.

@@ -29,11 +29,21 @@ pub fn sql_literal(s: &str) -> String {
 
 /// A SQL context with every table registered under its DESIGN.md name.
 pub fn context(tables: &dyn TableSource) -> Result<SQLContext, QueryError> {
+    Ok(context_of(table_frames(tables)?))
+}
+
+/// Every table of `tables` as a lazy frame, in [`TABLE_NAMES`] order.
+pub(crate) fn table_frames(tables: &dyn TableSource) -> PolarsResult<Vec<(&'static str, LazyFrame)>> {
+    TABLE_NAMES.iter().map(|name| Ok((*name, tables.table(name)?))).collect()
+}
+
+/// A SQL context with these frames registered under their names.
+pub(crate) fn context_of(frames: Vec<(&'static str, LazyFrame)>) -> SQLContext {
     let ctx = SQLContext::new();
-    for name in TABLE_NAMES {
-        ctx.register(name, tables.table(name)?);
+    for (name, frame) in frames {
+        ctx.register(name, frame);
     }
-    Ok(ctx)
+    ctx
 }
 
 /// [`context`], plus the tables computed at query time that `sql` names: `tool_changes`
