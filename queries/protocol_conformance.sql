@@ -54,7 +54,9 @@ deprecated AS (
   SELECT f.capture, f.session, f.method, MIN(f.rpc_id) AS rpc_id, COUNT(*) AS n, MAX(f.wire_bytes) AS bytes
   FROM (SELECT capture, session, method, rpc_id, wire_bytes FROM frames
         WHERE method IN ('roots/list', 'sampling/createMessage', 'logging/setLevel', 'notifications/message')
-          AND kind IN ('request', 'notification')) f
+          AND kind IN ('request', 'notification')
+          -- The join below again, as a filter the scan applies (none read when no session is 2026-07-28).
+          AND session IN (SELECT session FROM sessions WHERE protocol_version >= '2026-07-28')) f
   JOIN (SELECT capture, session FROM sessions WHERE protocol_version >= '2026-07-28') s
     ON f.capture = s.capture AND f.session = s.session
   GROUP BY f.capture, f.session, f.method
