@@ -55,8 +55,8 @@ deprecated AS (
   FROM (SELECT capture, session, method, rpc_id, wire_bytes FROM frames
         WHERE method IN ('roots/list', 'sampling/createMessage', 'logging/setLevel', 'notifications/message')
           AND kind IN ('request', 'notification')
-          -- The join below again, as a filter the scan applies (none read when no session is 2026-07-28).
-          AND session IN (SELECT session FROM sessions WHERE protocol_version >= '2026-07-28')) f
+          -- No frame is read when no session is 2026-07-28 (a constant the scan is given).
+          AND (SELECT MAX(protocol_version) FROM sessions) >= '2026-07-28') f
   JOIN (SELECT capture, session FROM sessions WHERE protocol_version >= '2026-07-28') s
     ON f.capture = s.capture AND f.session = s.session
   GROUP BY f.capture, f.session, f.method

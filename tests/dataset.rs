@@ -301,10 +301,11 @@ fn row_texts(df: &polars::prelude::DataFrame) -> Vec<String> {
 #[test]
 fn a_query_planned_once_finds_on_each_piece_what_planning_it_anew_finds() {
     // `check` and the report run each per-capture query piece by piece over a dataset, planning
-    // it on the first piece and pointing that plan's scans at each later piece's part files.
+    // it on the first piece and pointing that plan's scans at each later piece's part files; on
+    // a piece of one capture, its group-bys take `capture` as an aggregate instead of a key.
     // With every capture of samples/ and of the corpus a piece of its own, every built-in rule
     // and the report's per-piece queries must give each piece the rows that planning the query
-    // anew on that piece gives, and the plan must have been reused on most pieces.
+    // anew (as written) on that piece gives, and the plan must have been reused on most pieces.
     use mcpsift::query::plan::run_sql_each_counting;
     use mcpsift::query::source::each_capture;
     let report_sql = ["latency_groups", "truncation_groups"].map(|n| {
@@ -317,7 +318,7 @@ fn a_query_planned_once_finds_on_each_piece_what_planning_it_anew_finds() {
         tables(&input, &out, &["-q"]);
         let dataset = mcpsift::dataset::Dataset::open(&out).expect("dataset");
         let source = dataset.source(&mcpsift::model::tables::default_limits()).expect("source").with_piece_frames(1);
-        let (mut pieces, mut planned, mut rows) = (0, 0, 0);
+        let (mut pieces, mut planned, mut rows, mut per_query) = (0, 0, 0, Vec::new());
         for (query, sql) in &queries {
             let (once, times) = run_sql_each_counting(&source, sql).unwrap_or_else(|e| panic!("{name} {query}: {e}"));
             let anew = each_capture(&source, |piece| mcpsift::query::run_sql(piece, sql)).unwrap_or_else(|e| panic!("{name} {query}: {e}"));
@@ -327,11 +328,16 @@ fn a_query_planned_once_finds_on_each_piece_what_planning_it_anew_finds() {
                 assert_eq!(row_texts(a), row_texts(b), "{name} {query}: piece {k}'s rows");
                 rows += b.height();
             }
-            pieces += anew.len();
-            planned += times;
+            per_query.push(format!("{query} {times}"));
+            // A query naming tool_changes (a table computed when the query runs) is planned
+            // anew on every piece by design; the others count.
+            if !sql.contains("tool_changes") {
+                pieces += anew.len();
+                planned += times;
+            }
         }
         assert!(pieces >= 10 * queries.len(), "{name}: {pieces} pieces over {} queries", queries.len());
-        assert!(planned * 4 < pieces, "{name}: {planned} of {pieces} pieces planned anew");
+        assert!(planned * 4 < pieces, "{name}: {planned} of {pieces} pieces planned anew ({})", per_query.join(", "));
         assert!(rows > 100, "{name}: {rows} rows");
         let _ = std::fs::remove_dir_all(&out);
     }

@@ -143,6 +143,9 @@ impl TableSource for CaptureSource<'_> {
     fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
         scan(self.dir, self.inputs, self.limits, name)
     }
+    fn one_capture(&self) -> bool {
+        self.inputs.len() == 1
+    }
 }
 
 /// The table `name` of `inputs`: their parts in order, or an empty table with the columns.

@@ -5,13 +5,17 @@
 //! piece of that shape, its scans are pointed at that piece's part files (and the first file's
 //! cached Parquet metadata dropped) and the plan is run as it is. Anything the swap cannot
 //! account for (a multi-statement query, a table computed at query time, a scan of files the
-//! plan's piece does not name, a scalar subquery with another value) plans the piece anew.
+//! plan's piece does not name, a scalar subquery with another value) plans the piece anew. On a
+//! piece of one capture, group-bys keyed on the tables' `capture` column (one value there) take
+//! it as an aggregate instead of hashing it into every row's key.
 //! Written by hand: polars has no prepared statements; its IR and in-memory engine are public,
 //! and this file is the only one using them.
 
 use polars::prelude::*;
 use polars_mem_engine::create_physical_plan;
-use polars_plan::plans::{IR, IRPlan};
+use polars::polars_utils::arena::{Arena, Node};
+use polars_plan::plans::expr_ir::{ExprIR, OutputName};
+use polars_plan::plans::{AExpr, IR, IRAggExpr, IRPlan};
 use sqlparser::ast::Statement;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -31,6 +35,9 @@ struct Template {
     /// The statement as run (scalar subqueries put in).
     text: String,
     shapes: Vec<Shape>,
+    /// Made for a piece of one capture, its `capture` group keys aggregated
+    /// ([`aggregate_constant_keys`]): fits only such pieces.
+    one_capture: bool,
     plan: IRPlan,
 }
 
@@ -81,15 +88,19 @@ fn run_planned(piece: &dyn TableSource, stmt: &Statement, templates: &mut Vec<Te
     let mut stmt = stmt.clone();
     super::scalar::inline_scalar_subqueries(&mut ctx, &mut stmt)?;
     let text = stmt.to_string();
-    if let Some(plan) = templates.iter().filter(|t| t.text == text).find_map(|t| t.for_piece(&shapes)) {
+    let one_capture = piece.one_capture();
+    if let Some(plan) = templates.iter().filter(|t| t.text == text && t.one_capture == one_capture).find_map(|t| t.for_piece(&shapes)) {
         return Ok(execute(plan)?);
     }
     *planned += 1;
     let mut plan = ctx.execute(&text)?.to_alp_optimized()?;
+    if one_capture {
+        aggregate_constant_keys(&mut plan);
+    }
     plan.ensure_root_node_is_sink();
     if templates.len() < TEMPLATES {
         let copy = IRPlan::new(plan.lp_top, plan.lp_arena.clone(), plan.expr_arena.clone());
-        templates.push(Template { text, shapes, plan: copy });
+        templates.push(Template { text, shapes, one_capture, plan: copy });
     }
     Ok(execute(plan)?)
 }
@@ -132,10 +143,133 @@ impl Template {
     }
 }
 
+/// The column every table has, which holds one value on a piece of one capture.
+const CAPTURE: &str = "capture";
+
+/// On a piece of one capture: each group-by that has `capture` among two or more keys, where
+/// that key is the tables' own `capture` column, takes it as `FIRST(capture)` instead, the
+/// columns in their order again. The groups are the same (the key has one value), and hashing
+/// the capture's path into every row's key was a fifth of the time `truncation_rates` and
+/// `latency` spent grouping a fleet's tool calls. A group-by over a join, a derived column, or
+/// a table held in memory is left as it is.
+fn aggregate_constant_keys(plan: &mut IRPlan) {
+    for i in 0..plan.lp_arena.len() {
+        let node = Node(i);
+        let IR::GroupBy { input, keys, options, apply: None, .. } = plan.lp_arena.get(node) else { continue };
+        if keys.len() < 2 || options.is_rolling() || options.is_dynamic() {
+            continue;
+        }
+        let constant = keys.iter().position(|k| matches!(plan.expr_arena.get(k.node()), AExpr::Column(c) if from_capture(&plan.lp_arena, &plan.expr_arena, *input, c)));
+        let Some(k) = constant else { continue };
+        let IR::GroupBy { input, mut keys, mut aggs, schema, maintain_order, options, apply } = plan.lp_arena.take(node) else { continue };
+        let key = keys.remove(k);
+        let first = plan.expr_arena.add(AExpr::Agg(IRAggExpr::First(key.node())));
+        aggs.insert(0, ExprIR::new(first, OutputName::Alias(key.output_name().clone())));
+        let order = keys.iter().chain(&aggs).map(|e| e.output_name().clone());
+        let grouped: Schema = order.filter_map(|name| schema.get(&name).map(|dtype| (name, dtype.clone()))).collect();
+        let inner = plan.lp_arena.add(IR::GroupBy { input, keys, aggs, schema: grouped.into(), maintain_order, options, apply });
+        plan.lp_arena.replace(node, IR::SimpleProjection { input: inner, columns: schema });
+    }
+}
+
+/// Whether column `name` of `node`'s output is the `capture` column of the piece's scans,
+/// passed through unchanged (filtered, sorted, renamed, unioned), or has no row.
+fn from_capture(lp: &Arena<IR>, exprs: &Arena<AExpr>, node: Node, name: &str) -> bool {
+    let renamed = |list: &[ExprIR]| list.iter().find(|e| e.output_name().as_str() == name).map(|e| match exprs.get(e.node()) {
+        AExpr::Column(c) => Some(c.clone()),
+        _ => None,
+    });
+    match lp.get(node) {
+        IR::Scan { .. } => name == CAPTURE,
+        IR::DataFrameScan { df, .. } => df.height() == 0,
+        IR::Filter { input, .. } | IR::Sort { input, .. } | IR::Slice { input, .. } | IR::Cache { input, .. } | IR::SimpleProjection { input, .. } => from_capture(lp, exprs, *input, name),
+        IR::Select { input, expr, .. } => matches!(renamed(expr), Some(Some(c)) if from_capture(lp, exprs, *input, &c)),
+        IR::HStack { input, exprs: list, .. } => match renamed(list) {
+            None => from_capture(lp, exprs, *input, name),
+            Some(Some(c)) => from_capture(lp, exprs, *input, &c),
+            Some(None) => false,
+        },
+        IR::Union { inputs, .. } => inputs.iter().all(|i| from_capture(lp, exprs, *i, name)),
+        _ => false,
+    }
+}
+
 /// Runs an optimized plan with a sink at its root on polars' in-memory engine, as
 /// `LazyFrame::collect` does after optimizing.
 fn execute(mut plan: IRPlan) -> PolarsResult<DataFrame> {
     let mut physical = create_physical_plan(plan.lp_top, &mut plan.lp_arena, &mut plan.expr_arena, polars::lazy::frame::BUILD_STREAMING_EXECUTOR)?;
     let mut state = polars_expr::state::ExecutionState::new();
     physical.execute(&mut state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-capture Parquet table of tool calls, the way a dataset's part holds them, and the
+    /// plan of `query` over it (`calls` in the query) with and without the constant key taken
+    /// out of its group-bys.
+    fn planned(query: impl Fn(LazyFrame) -> LazyFrame) -> (IRPlan, IRPlan) {
+        let dir = std::env::temp_dir().join(format!("mcpsift-plan-{}-{:?}", std::process::id(), std::thread::current().id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("calls.parquet");
+        let mut df = df!(
+            "capture" => ["/logs/day-1.log"; 6],
+            "tool" => [Some("read"), Some("read"), Some("grep"), None, Some("grep"), Some("read")],
+            "client_version" => ["1.2", "1.2", "1.2", "1.2", "1.3", "1.2"],
+            "bytes" => [10i64, 20, 30, 40, 50, 60]
+        )
+        .expect("frame");
+        ParquetWriter::new(std::fs::File::create(&path).expect("file")).finish(&mut df).expect("parquet");
+        let scan = LazyFrame::scan_parquet(PlRefPath::new(path.display().to_string()), ScanArgsParquet::default()).expect("scan");
+        let lf = query(scan);
+        let plain = lf.clone().to_alp_optimized().expect("plan");
+        let mut rewritten = lf.to_alp_optimized().expect("plan");
+        aggregate_constant_keys(&mut rewritten);
+        (plain, rewritten)
+    }
+
+    fn run(mut plan: IRPlan) -> DataFrame {
+        plan.ensure_root_node_is_sink();
+        execute(plan).expect("runs").sort(["tool", "client_version"], SortMultipleOptions::default().with_nulls_last(true)).expect("sorted")
+    }
+
+    /// Group-by nodes keyed on a plain `capture` column.
+    fn capture_keys(plan: &IRPlan) -> usize {
+        (0..plan.lp_arena.len())
+            .filter(|i| matches!(plan.lp_arena.get(Node(*i)), IR::GroupBy { keys, .. } if keys.iter().any(|k| matches!(plan.expr_arena.get(k.node()), AExpr::Column(c) if c.as_str() == CAPTURE))))
+            .count()
+    }
+
+    #[test]
+    fn a_constant_capture_key_is_aggregated_and_the_groups_stay_the_same() {
+        let (plain, rewritten) = planned(|calls| {
+            calls.filter(col("bytes").gt(lit(15))).group_by([col("capture"), col("tool"), col("client_version")]).agg([len().alias("calls"), col("bytes").sum().alias("bytes")])
+        });
+        assert_eq!((capture_keys(&plain), capture_keys(&rewritten)), (1, 0));
+        let (a, b) = (run(plain), run(rewritten));
+        // Rows with bytes > 15: read/1.2 (20, 60), grep/1.2 (30), NULL/1.2 (40), grep/1.3 (50).
+        assert_eq!(b.get_column_names(), ["capture", "tool", "client_version", "calls", "bytes"]);
+        assert_eq!(b.column("calls").expect("calls").u32().expect("u32").iter().collect::<Vec<_>>(), [Some(1), Some(1), Some(2), Some(1)]);
+        assert_eq!(b.column("bytes").expect("bytes").i64().expect("i64").iter().collect::<Vec<_>>(), [Some(30), Some(50), Some(80), Some(40)]);
+        assert!(b.column("capture").expect("capture").str().expect("str").iter().all(|c| c == Some("/logs/day-1.log")));
+        assert!(a.equals_missing(&b), "{a}\n{b}");
+    }
+
+    #[test]
+    fn a_capture_key_that_is_computed_or_alone_stays_a_key() {
+        // A key computed from capture is not the column as stored.
+        let (_, rewritten) = planned(|calls| calls.group_by([col("capture").str().to_uppercase().alias("capture"), col("tool")]).agg([len().alias("calls")]));
+        let computed = (0..rewritten.lp_arena.len()).any(|i| matches!(rewritten.lp_arena.get(Node(i)), IR::GroupBy { keys, .. } if keys.len() == 2));
+        assert!(computed);
+        // Grouped by capture alone, an empty input still gives no row, not one.
+        let (plain, rewritten) = planned(|calls| calls.filter(col("bytes").gt(lit(1000))).group_by([col("capture")]).agg([len().alias("calls")]));
+        assert_eq!(capture_keys(&rewritten), 1);
+        assert_eq!((run_height(plain), run_height(rewritten)), (0, 0));
+    }
+
+    fn run_height(mut plan: IRPlan) -> usize {
+        plan.ensure_root_node_is_sink();
+        execute(plan).expect("runs").height()
+    }
 }

@@ -15,6 +15,11 @@ pub trait TableSource {
     fn by_capture(&self) -> Option<Vec<Box<dyn TableSource + '_>>> {
         None
     }
+    /// Whether every row of these tables belongs to one capture (a piece of one capture of a
+    /// dataset), so their `capture` columns hold one value.
+    fn one_capture(&self) -> bool {
+        false
+    }
     /// The tool definitions saved by `mcpsift baseline`, when the run compares with them.
     fn baseline(&self) -> Option<&crate::model::tool_changes::Baseline> {
         None
