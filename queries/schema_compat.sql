@@ -32,8 +32,7 @@
 --   list_payload_over_budget: a tools/list page over the tools_list_payload budget: clients have shown no tools at all.
 --   too_many_tools: more than 40 tools in one page: clients drop tools past 40 to 100.
 -- advice: Give every inputSchema root type object and every array items; declare outputSchema in 2020-12 (or without `$schema`); keep names unique, descriptions under 2048 UTF-16 units and tools/list small.
-WITH t AS (SELECT * FROM tools),
-budget AS (SELECT bytes AS budget_bytes FROM limits WHERE name = 'tools_list_payload'),
+WITH budget AS (SELECT bytes AS budget_bytes FROM limits WHERE name = 'tools_list_payload'),
 -- Pages listing a name twice first (fewer rows than names), then their names: grouping every
 -- tool row by four keys was most of this rule's time on a fleet.
 dup_pages AS (
@@ -44,35 +43,43 @@ dups AS (
   WHERE page IN (SELECT page FROM dup_pages)
   GROUP BY capture, session, page, tool HAVING COUNT(*) > 1
 ),
+-- Each tool's checks, named once: what the cause text, the cause tokens and the filter read.
+checked AS (
+  SELECT capture, session, tool, list_payload_bytes, schema_bytes, input_root_type, arrays_without_items,
+    first_array_without_items, description_utf16, output_dialect, input_dialect, tuple_items,
+    input_root_type <> 'object' AS root_not_object,
+    arrays_without_items > 0 AS array_without_items,
+    description_utf16 > 2048 AS description_too_long,
+    output_dialect IS NOT NULL AND output_dialect NOT LIKE '%2020-12%' AND output_dialect NOT LIKE '%draft-07%' AS output_dialect_unsupported,
+    output_dialect LIKE '%draft-07%' AS draft07_output_schema,
+    input_dialect IS NOT NULL AND input_dialect NOT LIKE '%2020-12%' AND input_dialect NOT LIKE '%draft-07%' AS input_dialect_unsupported
+  FROM tools
+),
 per_tool AS (
   SELECT capture, session, tool, list_payload_bytes, schema_bytes,
-    CASE WHEN input_root_type <> 'object' THEN 'error' ELSE NULL END AS sl001,
-    CASE WHEN arrays_without_items > 0 THEN 'error' ELSE NULL END AS sl004,
     CONCAT(
-      CASE WHEN input_root_type <> 'object' THEN CONCAT('SL001 inputSchema root type is ', input_root_type, '; ') ELSE '' END,
-      CASE WHEN arrays_without_items > 0 THEN CONCAT('SL004 ', CAST(arrays_without_items AS STRING), ' array(s) without items, first at ', first_array_without_items, '; ') ELSE '' END,
+      CASE WHEN root_not_object THEN CONCAT('SL001 inputSchema root type is ', input_root_type, '; ') ELSE '' END,
+      CASE WHEN array_without_items THEN CONCAT('SL004 ', CAST(arrays_without_items AS STRING), ' array(s) without items, first at ', first_array_without_items, '; ') ELSE '' END,
       CASE WHEN tuple_items THEN 'tuple-form items (draft-07 style); ' ELSE '' END,
-      CASE WHEN description_utf16 > 2048 THEN CONCAT('description is ', CAST(description_utf16 AS STRING), ' UTF-16 units, ', CAST(description_utf16 - 2048 AS STRING), ' cut at 2048; ') ELSE '' END,
-      CASE WHEN output_dialect IS NOT NULL AND output_dialect NOT LIKE '%2020-12%' AND output_dialect NOT LIKE '%draft-07%' THEN CONCAT('outputSchema dialect ', output_dialect, '; ') ELSE '' END,
-      CASE WHEN output_dialect LIKE '%draft-07%' THEN 'draft-07 outputSchema: Claude Code fails every call of this tool (claude-code #88882: its validator accepts only 2020-12; tools/list still succeeds); ' ELSE '' END,
-      CASE WHEN input_dialect IS NOT NULL AND input_dialect NOT LIKE '%2020-12%' AND input_dialect NOT LIKE '%draft-07%' THEN CONCAT('inputSchema dialect ', input_dialect, '; ') ELSE '' END
+      CASE WHEN description_too_long THEN CONCAT('description is ', CAST(description_utf16 AS STRING), ' UTF-16 units, ', CAST(description_utf16 - 2048 AS STRING), ' cut at 2048; ') ELSE '' END,
+      CASE WHEN output_dialect_unsupported THEN CONCAT('outputSchema dialect ', output_dialect, '; ') ELSE '' END,
+      CASE WHEN draft07_output_schema THEN 'draft-07 outputSchema: Claude Code fails every call of this tool (claude-code #88882: its validator accepts only 2020-12; tools/list still succeeds); ' ELSE '' END,
+      CASE WHEN input_dialect_unsupported THEN CONCAT('inputSchema dialect ', input_dialect, '; ') ELSE '' END
     ) AS causes,
     CONCAT(
-      CASE WHEN input_root_type <> 'object' THEN ',root_not_object' ELSE '' END,
-      CASE WHEN arrays_without_items > 0 THEN ',array_without_items' ELSE '' END,
+      CASE WHEN root_not_object THEN ',root_not_object' ELSE '' END,
+      CASE WHEN array_without_items THEN ',array_without_items' ELSE '' END,
       CASE WHEN tuple_items THEN ',tuple_items' ELSE '' END,
-      CASE WHEN description_utf16 > 2048 THEN ',description_too_long' ELSE '' END,
-      CASE WHEN output_dialect IS NOT NULL AND output_dialect NOT LIKE '%2020-12%' AND output_dialect NOT LIKE '%draft-07%' THEN ',output_dialect_unsupported' ELSE '' END,
-      CASE WHEN output_dialect LIKE '%draft-07%' THEN ',draft07_output_schema' ELSE '' END,
-      CASE WHEN input_dialect IS NOT NULL AND input_dialect NOT LIKE '%2020-12%' AND input_dialect NOT LIKE '%draft-07%' THEN ',input_dialect_unsupported' ELSE '' END
+      CASE WHEN description_too_long THEN ',description_too_long' ELSE '' END,
+      CASE WHEN output_dialect_unsupported THEN ',output_dialect_unsupported' ELSE '' END,
+      CASE WHEN draft07_output_schema THEN ',draft07_output_schema' ELSE '' END,
+      CASE WHEN input_dialect_unsupported THEN ',input_dialect_unsupported' ELSE '' END
     ) AS tokens,
     description_utf16
-  FROM t
-  -- Only tools with a cause (the CASEs above, each TRUE only where its WHERE term is).
-  WHERE input_root_type <> 'object' OR arrays_without_items > 0 OR tuple_items OR description_utf16 > 2048
-     OR (output_dialect IS NOT NULL AND output_dialect NOT LIKE '%2020-12%' AND output_dialect NOT LIKE '%draft-07%')
-     OR output_dialect LIKE '%draft-07%'
-     OR (input_dialect IS NOT NULL AND input_dialect NOT LIKE '%2020-12%' AND input_dialect NOT LIKE '%draft-07%')
+  FROM checked
+  -- Only tools with a cause: the text is built for those alone.
+  WHERE root_not_object OR array_without_items OR tuple_items OR description_too_long
+     OR output_dialect_unsupported OR draft07_output_schema OR input_dialect_unsupported
 ),
 tool_findings AS (
   SELECT 'schema_compat' AS rule,

@@ -59,7 +59,7 @@ pub fn context_for(tables: &dyn TableSource, sql: &str) -> Result<SQLContext, Qu
 }
 
 /// Whether `sql` names a table computed at query time ([`context_for`] registers them).
-pub(crate) fn computes_tables(sql: &str) -> bool {
+pub fn computes_tables(sql: &str) -> bool {
     sql.contains("tool_changes")
 }
 
