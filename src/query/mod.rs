@@ -1,10 +1,11 @@
 //! Query: polars SQL over the tables (`sql`), where the tables come from (`source`), the rule
 //! files (`rules`, `header`, `severity`), scalar subqueries run ahead (`scalar`), a
-//! per-capture query planned once for every piece (`plan`) and the heap
-//! handed back between pieces (`heap`).
+//! per-capture query planned once for every piece (`plan`), the heap
+//! handed back between pieces (`heap`) and rules run two at a time (`parallel`).
 
 pub mod header;
 pub mod heap;
+pub mod parallel;
 pub mod plan;
 pub mod rules;
 pub mod scalar;

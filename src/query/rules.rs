@@ -151,16 +151,20 @@ fn compact(c: Column) -> PolarsResult<Column> {
 
 /// Runs every rule; findings sorted by severity (error, warn, info), rule order, capture.
 /// Rules with `scope: capture` run capture by capture when the source is split that way.
+/// Rules run two at a time ([`super::parallel`]); the first failing rule's error is returned.
 pub fn run_rules(tables: &dyn TableSource, rules: &[Rule]) -> Result<DataFrame, RuleError> {
     let mut all = empty_findings();
-    for (i, rule) in rules.iter().enumerate() {
-        let pieces = if rule.header.per_capture {
+    let each = super::parallel::map_ordered(rules.len(), |i| {
+        let rule = &rules[i];
+        if rule.header.per_capture {
             let query = |source| RuleError::Query { rule: rule.name.clone(), source };
-            super::plan::run_sql_each(tables, &rule.sql, query, |df| normalize(&rule.name, &df))?
+            super::plan::run_sql_each(tables, &rule.sql, query, |df| normalize(&rule.name, &df))
         } else {
-            vec![run_rule(tables, rule)?]
-        };
-        for mut piece in pieces {
+            run_rule(tables, rule).map(|df| vec![df])
+        }
+    });
+    for (i, (rule, pieces)) in rules.iter().zip(each).enumerate() {
+        for mut piece in pieces? {
             let order = Column::new("rule_order".into(), vec![i as u32; piece.height()]);
             piece.with_column(order).map_err(|source| RuleError::Shape { rule: rule.name.clone(), column: "rule_order".into(), source })?;
             all.vstack_mut_owned(piece).map_err(|source| RuleError::Shape { rule: rule.name.clone(), column: "*".into(), source })?;

@@ -7,7 +7,7 @@ use polars::prelude::*;
 use crate::model::tables::{TABLE_NAMES, Tables};
 
 /// The tables a query can name.
-pub trait TableSource {
+pub trait TableSource: Sync {
     /// The table `name` (one of [`TABLE_NAMES`]) as a lazy frame.
     fn table(&self, name: &str) -> PolarsResult<LazyFrame>;
     /// The same tables split into pieces of whole captures, in reading order, for queries
