@@ -3,7 +3,6 @@
 use std::io::Write as _;
 
 use crate::cli::{CheckArgs, FailOn};
-use mcpsift::query::parallel::in_slot;
 use mcpsift::query::rules::{Severity, load_rules, run_rules, select};
 use mcpsift::report::export::{CheckFormat, CheckRun, sarif};
 use mcpsift::model::tool_changes::Baseline;
@@ -16,7 +15,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let baseline = args.baseline.as_ref().map(|file| Baseline::read(file)).transpose()?;
     // The latency summary runs beside the rules, two queries at a time (`query::parallel`).
     let (df, latency) = std::thread::scope(|scope| {
-        let latency = scope.spawn(|| in_slot(|| mcpsift::report::gather::latency(&audit.source)));
+        let latency = scope.spawn(|| mcpsift::report::gather::latency(&audit.source));
         let df = match baseline {
             Some(baseline) => run_rules(&WithBaseline { inner: &audit.source, baseline }, &rules),
             None => run_rules(&audit.source, &rules),

@@ -1,11 +1,13 @@
-//! Runs a run's independent queries (its rules, `check`'s latency summary) two at a time,
-//! each on a thread of its own, and gives their results in the order asked.
+//! Runs a run's independent queries (its rules, each rule's pieces of a dataset, `check`'s
+//! latency summary) two at a time, on threads of their own, and gives their results in the
+//! order asked.
 //!
 //! One polars query leaves a core idle for part of its time: it plans, reads Parquet footers
 //! and runs some steps on one thread. Over the fleet dataset `check` kept 1.4 of the 2 cores
-//! busy running its rules one after another. Memory: a query holds one piece of a dataset at a
-//! time ([`super::source::each_capture`]), and at most [`AT_ONCE`] queries run in the whole
-//! process (a slot each, [`in_slot`]), so that many pieces are in flight.
+//! busy running its rules one after another. Rules run side by side ([`map_ordered`]), and so
+//! do a rule's pieces, but each query on a piece runs in one of [`AT_ONCE`] slots of the whole
+//! process ([`in_slot`]): a query holds one piece of a dataset at a time
+//! ([`super::source::each_capture_at_once`]), so memory holds at most that many pieces.
 //! Written by hand: rayon's pool would start another query on a thread that waits inside
 //! polars, so the number in flight (and so memory) would not be bounded.
 
@@ -57,10 +59,11 @@ pub fn in_slot<T>(query: impl FnOnce() -> T) -> T {
     query()
 }
 
-/// `job(0)`, ..., `job(n - 1)`, each in a slot ([`in_slot`]), started in that order; the
-/// results in index order. On a thread that holds a slot they run there, one after another
-/// (its slot is theirs: waiting for others could wait for itself). A job that panics panics
-/// the caller once the others are done.
+/// `job(0)`, ..., `job(n - 1)` on up to [`AT_ONCE`] threads, started in that order; the
+/// results in index order. A job takes a slot itself where it runs a query ([`in_slot`]). On
+/// a thread that holds a slot they run there, one after another (its slot is theirs: waiting
+/// for threads of its own to get one could wait for itself). A job that panics panics the
+/// caller once the others are done.
 pub fn map_ordered<T: Send>(n: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let threads = AT_ONCE.min(n);
     if threads <= 1 || HOLDS.get() {
@@ -75,7 +78,7 @@ pub fn map_ordered<T: Send>(n: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T>
                 if i >= n {
                     break;
                 }
-                let result = in_slot(|| job(i));
+                let result = job(i);
                 *done[i].lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(result);
             }
         };
@@ -127,7 +130,9 @@ mod tests {
             let beside = scope.spawn(|| in_slot(|| count(30)));
             let nested = in_slot(|| map_ordered(3, |i| i * 2));
             assert_eq!(nested, vec![0, 2, 4], "jobs of a slot holder run on its thread, in order");
-            map_ordered(6, |_| count(10));
+            map_ordered(6, |_| in_slot(|| count(10)));
+            // Jobs without a query of their own, each starting queries in slots.
+            map_ordered(3, |_| map_ordered(3, |_| in_slot(|| count(5))));
             beside.join().unwrap();
         });
         assert!(most.load(Ordering::SeqCst) <= AT_ONCE);

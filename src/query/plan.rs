@@ -20,7 +20,10 @@ use sqlparser::ast::Statement;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
-use super::source::{TableSource, each_capture};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::source::{TableSource, each_capture_at_once};
 use super::sql::{QueryError, computes_tables, context_of, run_sql, table_frames};
 
 /// How a piece offers one table: scanned from these part files, or held in memory (an empty
@@ -43,9 +46,10 @@ struct Template {
 
 /// Runs `sql` on each piece of whole captures of `tables` (or once on all of them), as
 /// [`run_sql`] would on each, planning it once where the pieces allow; `keep` turns each
-/// piece's rows into what is kept of them before the next piece runs (`err` wraps a query's
-/// error).
-pub fn run_sql_each<T, E>(tables: &dyn TableSource, sql: &str, err: impl Fn(QueryError) -> E, keep: impl FnMut(DataFrame) -> Result<T, E>) -> Result<Vec<T>, E> {
+/// piece's rows into what is kept of them as soon as they are ready (`err` wraps a query's
+/// error). Pieces run two at a time ([`super::parallel`]), so `keep` sees them in the order
+/// they finish; the results are in reading order.
+pub fn run_sql_each<T: Send, E: Send>(tables: &dyn TableSource, sql: &str, err: impl Fn(QueryError) -> E + Sync, keep: impl FnMut(DataFrame) -> Result<T, E> + Send) -> Result<Vec<T>, E> {
     Ok(run_counting(tables, sql, err, keep)?.0)
 }
 
@@ -55,24 +59,27 @@ pub fn run_sql_each_counting(tables: &dyn TableSource, sql: &str) -> Result<(Vec
     run_counting(tables, sql, |e| e, Ok)
 }
 
-fn run_counting<T, E>(tables: &dyn TableSource, sql: &str, err: impl Fn(QueryError) -> E, mut keep: impl FnMut(DataFrame) -> Result<T, E>) -> Result<(Vec<T>, usize), E> {
+fn run_counting<T: Send, E: Send>(tables: &dyn TableSource, sql: &str, err: impl Fn(QueryError) -> E + Sync, keep: impl FnMut(DataFrame) -> Result<T, E> + Send) -> Result<(Vec<T>, usize), E> {
     let statements = Parser::parse_sql(&GenericDialect {}, sql).map_err(|e| err(QueryError::Parse(e.to_string())))?;
     let reusable = match statements.as_slice() {
         [Statement::Query(_)] => !computes_tables(sql),
         _ => false,
     };
-    let mut templates: Vec<Template> = Vec::new();
-    let mut planned = 0;
-    let rows = each_capture(tables, |piece| {
+    let templates: Mutex<Vec<Template>> = Mutex::new(Vec::new());
+    let planned = AtomicUsize::new(0);
+    let keep = Mutex::new(keep);
+    let rows = each_capture_at_once(tables, |piece| {
         let rows = if reusable {
-            run_planned(piece, &statements[0], &mut templates, &mut planned)
+            run_planned(piece, &statements[0], &templates, &planned)
         } else {
-            planned += 1;
+            planned.fetch_add(1, Ordering::Relaxed);
             run_sql(piece, sql)
         };
-        keep(rows.map_err(&err)?)
+        let rows = rows.map_err(&err)?;
+        let mut keep = keep.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        (*keep)(rows)
     })?;
-    Ok((rows, planned))
+    Ok((rows, planned.into_inner()))
 }
 
 /// Plans kept per query: one per shape of the pieces' tables (which tables are empty), each
@@ -80,8 +87,9 @@ fn run_counting<T, E>(tables: &dyn TableSource, sql: &str, err: impl Fn(QueryErr
 const TEMPLATES: usize = 16;
 
 /// Runs `stmt` on `piece`, with the plan of `templates` that fits it, else planning it (and
-/// keeping that plan).
-fn run_planned(piece: &dyn TableSource, stmt: &Statement, templates: &mut Vec<Template>, planned: &mut usize) -> Result<DataFrame, QueryError> {
+/// keeping that plan). A piece that finds no plan plans with the templates locked, so a piece
+/// of the same query running beside it waits for that plan instead of making it too.
+fn run_planned(piece: &dyn TableSource, stmt: &Statement, templates: &Mutex<Vec<Template>>, planned: &AtomicUsize) -> Result<DataFrame, QueryError> {
     let frames = table_frames(piece)?;
     let shapes: Vec<Shape> = frames.iter().map(|(_, frame)| shape(frame)).collect();
     let mut ctx = context_of(frames);
@@ -89,10 +97,12 @@ fn run_planned(piece: &dyn TableSource, stmt: &Statement, templates: &mut Vec<Te
     super::scalar::inline_scalar_subqueries(&mut ctx, &mut stmt)?;
     let text = stmt.to_string();
     let one_capture = piece.one_capture();
+    let mut templates = templates.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(plan) = templates.iter().filter(|t| t.text == text && t.one_capture == one_capture).find_map(|t| t.for_piece(&shapes)) {
+        drop(templates);
         return Ok(execute(plan)?);
     }
-    *planned += 1;
+    planned.fetch_add(1, Ordering::Relaxed);
     let mut plan = ctx.execute(&text)?.to_alp_optimized()?;
     if one_capture {
         aggregate_constant_keys(&mut plan);
@@ -102,6 +112,7 @@ fn run_planned(piece: &dyn TableSource, stmt: &Statement, templates: &mut Vec<Te
         let copy = IRPlan::new(plan.lp_top, plan.lp_arena.clone(), plan.expr_arena.clone());
         templates.push(Template { text, shapes, one_capture, plan: copy });
     }
+    drop(templates);
     Ok(execute(plan)?)
 }
 

@@ -151,7 +151,8 @@ fn compact(c: Column) -> PolarsResult<Column> {
 
 /// Runs every rule; findings sorted by severity (error, warn, info), rule order, capture.
 /// Rules with `scope: capture` run capture by capture when the source is split that way.
-/// Rules run two at a time ([`super::parallel`]); the first failing rule's error is returned.
+/// Rules run side by side, and a rule's pieces too, two queries at a time
+/// ([`super::parallel`]); the first failing rule's error (in rule order) is returned.
 pub fn run_rules(tables: &dyn TableSource, rules: &[Rule]) -> Result<DataFrame, RuleError> {
     let mut all = empty_findings();
     let each = super::parallel::map_ordered(rules.len(), |i| {
@@ -160,7 +161,7 @@ pub fn run_rules(tables: &dyn TableSource, rules: &[Rule]) -> Result<DataFrame, 
             let query = |source| RuleError::Query { rule: rule.name.clone(), source };
             super::plan::run_sql_each(tables, &rule.sql, query, |df| normalize(&rule.name, &df))
         } else {
-            run_rule(tables, rule).map(|df| vec![df])
+            super::parallel::in_slot(|| run_rule(tables, rule)).map(|df| vec![df])
         }
     });
     for (i, (rule, pieces)) in rules.iter().zip(each).enumerate() {

@@ -67,6 +67,22 @@ pub fn each_capture<T, E>(source: &dyn TableSource, mut per_piece: impl FnMut(&d
     }
 }
 
+/// [`each_capture`] with up to two pieces at a time ([`super::parallel::map_ordered`]), each
+/// in a query slot ([`super::parallel::in_slot`]), the results in reading order. A failing
+/// piece's error is the first in reading order.
+pub fn each_capture_at_once<T: Send, E: Send>(source: &dyn TableSource, per_piece: impl Fn(&dyn TableSource) -> Result<T, E> + Sync) -> Result<Vec<T>, E> {
+    match source.by_capture() {
+        Some(pieces) => super::parallel::map_ordered(pieces.len(), |i| {
+            let result = super::parallel::in_slot(|| per_piece(pieces[i].as_ref()));
+            super::heap::release_freed();
+            result
+        })
+        .into_iter()
+        .collect(),
+        None => Ok(vec![super::parallel::in_slot(|| per_piece(source))?]),
+    }
+}
+
 pub(crate) fn unknown(name: &str) -> PolarsError {
     PolarsError::ColumnNotFound(format!("no table {name:?} (tables: {})", TABLE_NAMES.join(", ")).into())
 }
