@@ -7,7 +7,7 @@
 //! busy running its rules one after another. Rules run side by side ([`map_ordered`]), and so
 //! do a rule's pieces, but each query on a piece runs in one of [`AT_ONCE`] slots of the whole
 //! process ([`in_slot`]): a query holds one piece of a dataset at a time
-//! ([`super::source::each_capture_at_once`]), so memory holds at most that many pieces.
+//! ([`super::source::each_capture`]), so memory holds at most that many pieces.
 //! Written by hand: rayon's pool would start another query on a thread that waits inside
 //! polars, so the number in flight (and so memory) would not be bounded.
 

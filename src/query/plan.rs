@@ -23,7 +23,7 @@ use sqlparser::parser::Parser;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::source::{TableSource, each_capture_at_once};
+use super::source::{TableSource, each_capture};
 use super::sql::{QueryError, computes_tables, context_of, run_sql, table_frames};
 
 /// How a piece offers one table: scanned from these part files, or held in memory (an empty
@@ -68,7 +68,7 @@ fn run_counting<T: Send, E: Send>(tables: &dyn TableSource, sql: &str, err: impl
     let templates: Mutex<Vec<Template>> = Mutex::new(Vec::new());
     let planned = AtomicUsize::new(0);
     let keep = Mutex::new(keep);
-    let rows = each_capture_at_once(tables, |piece| {
+    let rows = each_capture(tables, |piece| {
         let rows = if reusable {
             run_planned(piece, &statements[0], &templates, &planned)
         } else {

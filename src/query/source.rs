@@ -51,26 +51,11 @@ impl TableSource for Tables {
 }
 
 /// Runs `per_piece` on each piece of whole captures (or once on all of them) and returns the
-/// results in reading order. The heap a piece freed goes back to the system before the next
-/// ([`super::heap`]), so memory is bounded by one piece, not by their number.
-pub fn each_capture<T, E>(source: &dyn TableSource, mut per_piece: impl FnMut(&dyn TableSource) -> Result<T, E>) -> Result<Vec<T>, E> {
-    match source.by_capture() {
-        Some(pieces) => pieces
-            .iter()
-            .map(|p| {
-                let result = per_piece(p.as_ref());
-                super::heap::release_freed();
-                result
-            })
-            .collect(),
-        None => Ok(vec![per_piece(source)?]),
-    }
-}
-
-/// [`each_capture`] with up to two pieces at a time ([`super::parallel::map_ordered`]), each
-/// in a query slot ([`super::parallel::in_slot`]), the results in reading order. A failing
-/// piece's error is the first in reading order.
-pub fn each_capture_at_once<T: Send, E: Send>(source: &dyn TableSource, per_piece: impl Fn(&dyn TableSource) -> Result<T, E> + Sync) -> Result<Vec<T>, E> {
+/// results in reading order; a failing piece's error is the first in reading order. Up to two
+/// pieces run at a time ([`super::parallel::map_ordered`]), each in a query slot of the
+/// process ([`super::parallel::in_slot`]). The heap a piece freed goes back to the system
+/// once it is done ([`super::heap`]), so memory is bounded by two pieces, not by their number.
+pub fn each_capture<T: Send, E: Send>(source: &dyn TableSource, per_piece: impl Fn(&dyn TableSource) -> Result<T, E> + Sync) -> Result<Vec<T>, E> {
     match source.by_capture() {
         Some(pieces) => super::parallel::map_ordered(pieces.len(), |i| {
             let result = super::parallel::in_slot(|| per_piece(pieces[i].as_ref()));

@@ -2,6 +2,7 @@
 //! aggregate query from `queries/report/`) and the findings. Lays nothing out.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use polars::prelude::*;
 
@@ -148,7 +149,7 @@ fn table(tables: &dyn TableSource, name: &'static str, shape: impl FnOnce(LazyFr
 }
 
 /// The number of `calls` rows `filter` keeps, counted capture by capture.
-fn count(tables: &dyn TableSource, filter: impl Fn(LazyFrame) -> LazyFrame) -> Result<u64, DocumentError> {
+fn count(tables: &dyn TableSource, filter: impl Fn(LazyFrame) -> LazyFrame + Sync) -> Result<u64, DocumentError> {
     let counts = each_capture(tables, |piece| -> Result<u64, DocumentError> {
         let df = table(piece, "calls", |lf| filter(lf).select([len().alias("n")]))?;
         Ok(ints(&df, "calls", "n")?.first().copied().flatten().map_or(0, |n| nonneg(Some(n))))
@@ -216,15 +217,17 @@ fn bin_of(bytes: u64) -> u32 {
 fn frame_sizes(tables: &dyn TableSource) -> Result<FrameSizes, DocumentError> {
     // Frames are counted per distinct (size, direction), capture by capture: far fewer than
     // frames, and memory bounded by a capture.
-    let mut sizes: BTreeMap<(u64, bool), u64> = BTreeMap::new();
+    let sizes: Mutex<BTreeMap<(u64, bool), u64>> = Mutex::new(BTreeMap::new());
     each_capture(tables, |piece| -> Result<(), DocumentError> {
         let frames = table(piece, "frames", |lf| lf.group_by([col("wire_bytes"), col("direction")]).agg([len().alias("n")]))?;
         let (wire, dir, n) = (ints(&frames, "frames", "wire_bytes")?, strings(&frames, "frames", "direction")?, ints(&frames, "frames", "n")?);
+        let mut sizes = sizes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         for ((w, d), n) in wire.iter().zip(&dir).zip(&n) {
             *sizes.entry((nonneg(*w), d.as_deref() == Some("c2s"))).or_default() += nonneg(*n);
         }
         Ok(())
     })?;
+    let sizes = sizes.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
     let limits = &table(tables, "limits", |lf| lf)?;
     let (name, bytes, ratio, scope, enabled) = (
         strings(limits, "limits", "name")?,
@@ -405,16 +408,19 @@ type CallKey = (String, String, String);
 
 /// Error messages of calls, by (capture, session, rpc_id), for excerpts.
 fn call_messages(tables: &dyn TableSource) -> Result<BTreeMap<CallKey, String>, DocumentError> {
-    let mut out = BTreeMap::new();
-    each_capture(tables, |piece| call_messages_into(piece, &mut out))?;
-    Ok(out)
+    let out = Mutex::new(BTreeMap::new());
+    each_capture(tables, |piece| call_messages_into(piece, &out))?;
+    Ok(out.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner()))
 }
 
-fn call_messages_into(tables: &dyn TableSource, out: &mut BTreeMap<CallKey, String>) -> Result<(), DocumentError> {
+fn call_messages_into(tables: &dyn TableSource, out: &Mutex<BTreeMap<CallKey, String>>) -> Result<(), DocumentError> {
     let df = &table(tables, "calls", |lf| {
         lf.filter(col("error_message").is_not_null()).select([col("capture"), col("session"), col("rpc_id"), col("error_message")])
     })?;
     let (capture, session, rpc_id, message) = (strings(df, "calls", "capture")?, strings(df, "calls", "session")?, strings(df, "calls", "rpc_id")?, strings(df, "calls", "error_message")?);
+    // A piece's rows go in together, in their order (a reused id's last message wins, as
+    // before); pieces hold whole captures, so theirs never meet.
+    let mut out = out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     for k in 0..df.height() {
         if let (Some(c), Some(s), Some(r), Some(m)) = (&capture[k], &session[k], &rpc_id[k], &message[k]) {
             out.insert((c.clone(), s.clone(), r.clone()), m.clone());
