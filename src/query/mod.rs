@@ -1,7 +1,7 @@
 //! Query: polars SQL over the tables (`sql`), where the tables come from (`source`), the rule
 //! files (`rules`, `header`, `severity`), scalar subqueries run ahead (`scalar`), a
 //! per-capture query planned once for every piece (`plan`), the heap
-//! handed back between pieces (`heap`) and rules run two at a time (`parallel`).
+//! handed back between pieces (`heap`) and queries run two at a time (`parallel`).
 
 pub mod header;
 pub mod heap;
