@@ -11,6 +11,9 @@
 //! Written by hand: polars has no prepared statements; its IR and in-memory engine are public,
 //! and this file is the only one using them.
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use polars::prelude::*;
 use polars_mem_engine::create_physical_plan;
 use polars::polars_utils::arena::{Arena, Node};
@@ -19,9 +22,6 @@ use polars_plan::plans::{AExpr, IR, IRAggExpr, IRPlan};
 use sqlparser::ast::Statement;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
-
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::source::{TableSource, each_capture};
 use super::sql::{QueryError, computes_tables, context_of, run_sql, table_frames};
