@@ -1,9 +1,12 @@
 -- latency_groups: tools/call latency per tool x client name x client version, for `check` and
 -- the report. Not a rule. Runs on each piece of whole captures (chains never span captures),
--- one row per group and piece: its counts, and its latencies as a list (ARRAY_AGG). Quantiles
--- of pieces do not add up, so mcpsift gathers each group's known latencies over the pieces and
--- takes p50/p95/p99 and max of them once (`report::gather::latency`): memory holds one number
--- per timed call, not the calls.
+-- one row per logical tool call with its group's keys as stored (NULL named '?' by mcpsift),
+-- its timeout flag, its latency and its wait. mcpsift groups them as it reads each piece
+-- (`report::gather::latency`): counts, the known latencies of each group gathered over the
+-- pieces, and p50/p95/p99 and max taken once. Quantiles of pieces do not add up; memory holds
+-- one number per timed call, not the calls. Grouping three string keys in the query
+-- (ARRAY_AGG per group) cost polars more than the rules beside it: its keys row-encoded,
+-- concatenated and hashed.
 -- latency: answered calls that were not cancelled nor timed out (response ts - request ts);
 -- p50/p95/p99 are linear-interpolated quantiles (QUANTILE_CONT, as DuckDB's quantile_cont).
 -- timeouts: calls cancelled with a "timed out" reason (the SDKs' McpError -32001 "Request
@@ -16,18 +19,10 @@
 -- turns included (each round's own time is in `calls.latency_ms`). A timeout of the last
 -- round waited from the first request too. The model fills these facts once
 -- (`calls.chain_last`, `chain_latency_ms`, `timed_out`, `waited_ms`: model/chains.rs).
--- Groups are keyed by the columns as stored and named '?' after grouping (cheaper than
--- rewriting every row's key); a NULL and a real '?' then meet in mcpsift's merge of pieces.
-WITH timed AS (
-  SELECT tool, client_name, client_version,
-         CASE WHEN timed_out THEN 1 ELSE 0 END AS timeout,
-         CASE WHEN NOT timed_out AND outcome <> 'cancelled' THEN chain_latency_ms ELSE NULL END AS latency_ms,
-         waited_ms
-  FROM calls
-  WHERE method = 'tools/call' AND chain_last
-)
-SELECT COALESCE(tool, '?') AS tool, COALESCE(client_name, '?') AS client_name, COALESCE(client_version, '?') AS client_version, COUNT(*) AS calls,
-       ARRAY_AGG(latency_ms) AS latency_ms,
-       SUM(timeout) AS timeouts, COUNT(waited_ms) AS timeouts_timed, MIN(waited_ms) AS timeout_min_ms, MAX(waited_ms) AS timeout_max_ms
-FROM timed
-GROUP BY tool, client_name, client_version
+-- A NULL key and a real '?' are one group (mcpsift names NULL '?').
+SELECT tool, client_name, client_version,
+       COALESCE(timed_out, FALSE) AS timeout,
+       CASE WHEN NOT timed_out AND outcome <> 'cancelled' THEN chain_latency_ms ELSE NULL END AS latency_ms,
+       waited_ms
+FROM calls
+WHERE method = 'tools/call' AND chain_last
