@@ -328,7 +328,7 @@ const LATENCY_SQL: &str = include_str!("../../queries/report/latency_groups.sql"
 /// string keys of every call (a fifth of `check` over a dataset). Also what `check` prints.
 pub fn latency(tables: &dyn TableSource) -> Result<Vec<LatencyGroup>, DocumentError> {
     let pieces = run_sql_each(tables, LATENCY_SQL, DocumentError::from, |df| latency_piece(&df))?;
-    let mut groups: BTreeMap<(String, String, String), LatencyMerge> = BTreeMap::new();
+    let mut groups: BTreeMap<LatencyKey, LatencyMerge> = BTreeMap::new();
     for piece in pieces {
         for (key, g) in piece {
             let into = groups.entry(key).or_default();
@@ -365,6 +365,9 @@ pub fn latency(tables: &dyn TableSource) -> Result<Vec<LatencyGroup>, DocumentEr
         .collect())
 }
 
+/// A latency group's tool, client name and client version ('?' for none).
+type LatencyKey = (String, String, String);
+
 /// One latency group gathered over the pieces.
 #[derive(Default)]
 struct LatencyMerge {
@@ -381,7 +384,7 @@ struct LatencyMerge {
 /// first (a short name is its view; a long one, a place in its chunk's buffers), and by the
 /// names only for a view not seen in the chunk: hashing the three names of every call was a
 /// third of this summary.
-fn latency_piece(df: &DataFrame) -> Result<Vec<((String, String, String), LatencyMerge)>, DocumentError> {
+fn latency_piece(df: &DataFrame) -> Result<Vec<(LatencyKey, LatencyMerge)>, DocumentError> {
     const T: &str = "calls";
     let err = column_err(T);
     let column = |name: &str, dtype: &DataType| -> Result<Column, DocumentError> { df.column(name).map_err(&err)?.cast(dtype).map_err(&err) };
