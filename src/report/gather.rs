@@ -328,19 +328,7 @@ const LATENCY_SQL: &str = include_str!("../../queries/report/latency_groups.sql"
 /// string keys of every call (a fifth of `check` over a dataset). Also what `check` prints.
 pub fn latency(tables: &dyn TableSource) -> Result<Vec<LatencyGroup>, DocumentError> {
     let pieces = run_sql_each(tables, LATENCY_SQL, DocumentError::from, |df| latency_piece(&df))?;
-    let mut groups: BTreeMap<LatencyKey, LatencyMerge> = BTreeMap::new();
-    for piece in pieces {
-        for (key, g) in piece {
-            let into = groups.entry(key).or_default();
-            into.calls += g.calls;
-            into.timeouts += g.timeouts;
-            into.timeouts_timed += g.timeouts_timed;
-            into.timeout_min_ms = [into.timeout_min_ms, g.timeout_min_ms].into_iter().flatten().reduce(f64::min);
-            into.timeout_max_ms = [into.timeout_max_ms, g.timeout_max_ms].into_iter().flatten().reduce(f64::max);
-            into.latencies.extend(g.latencies);
-        }
-    }
-    Ok(groups
+    Ok(merge_latency(pieces)
         .into_iter()
         .map(|((tool, client_name, client_version), mut g)| {
             g.latencies.sort_unstable_by(f64::total_cmp);
@@ -363,6 +351,21 @@ pub fn latency(tables: &dyn TableSource) -> Result<Vec<LatencyGroup>, DocumentEr
             }
         })
         .collect())
+}
+
+/// The pieces' latency groups merged by key (a piece may name one twice: its NULL and its '?').
+fn merge_latency(pieces: impl IntoIterator<Item = Vec<(LatencyKey, LatencyMerge)>>) -> BTreeMap<LatencyKey, LatencyMerge> {
+    let mut groups: BTreeMap<LatencyKey, LatencyMerge> = BTreeMap::new();
+    for (key, g) in pieces.into_iter().flatten() {
+        let into = groups.entry(key).or_default();
+        into.calls += g.calls;
+        into.timeouts += g.timeouts;
+        into.timeouts_timed += g.timeouts_timed;
+        into.timeout_min_ms = [into.timeout_min_ms, g.timeout_min_ms].into_iter().flatten().reduce(f64::min);
+        into.timeout_max_ms = [into.timeout_max_ms, g.timeout_max_ms].into_iter().flatten().reduce(f64::max);
+        into.latencies.extend(g.latencies);
+    }
+    groups
 }
 
 /// A latency group's tool, client name and client version ('?' for none).
@@ -547,6 +550,55 @@ fn rule_sections(tables: &dyn TableSource, sessions: &DataFrame, rules: &[Rule],
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pieces_calls_are_grouped_by_their_names_across_chunks_views_and_nulls() {
+        // Names longer than a view holds (12 bytes) live in a chunk's buffers, so the same name
+        // has another view in another chunk, and a NULL key is the group '?' with a real '?'.
+        // `other` has the length, prefix and place in the second chunk's buffer that `long` has
+        // in the first's: the same view, another name.
+        let (long, other) = ("a-tool-with-a-long-name", "a-tool-with-a-long-nam2");
+        // tool, client version, timed out, latency, waited
+        type Call<'a> = (Option<&'a str>, Option<&'a str>, bool, Option<f64>, Option<f64>);
+        let rows: [Call; 8] = [
+            (Some(long), Some("1.0"), false, Some(5.0), None),
+            (Some("short"), Some("1.0"), false, Some(1.0), None),
+            (Some(long), Some("1.0"), true, None, Some(30.0)),
+            (Some(other), Some("1.0"), false, Some(4.0), None),
+            (None, Some("1.0"), false, Some(2.0), None),
+            (Some("?"), Some("1.0"), false, Some(3.0), None),
+            (Some(long), Some("1.0"), true, None, Some(10.0)),
+            (Some(long), None, false, Some(7.0), None),
+        ];
+        let chunk = |rows: &[Call]| {
+            df!(
+                "tool" => rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+                "client_name" => rows.iter().map(|_| Some("client")).collect::<Vec<_>>(),
+                "client_version" => rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+                "timeout" => rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+                "latency_ms" => rows.iter().map(|r| r.3).collect::<Vec<_>>(),
+                "waited_ms" => rows.iter().map(|r| r.4).collect::<Vec<_>>(),
+            )
+            .expect("frame")
+        };
+        let mut df = chunk(&rows[..3]);
+        df.vstack_mut(&chunk(&rows[3..])).expect("second chunk");
+        assert_eq!(df.column("tool").expect("tool").as_materialized_series().n_chunks(), 2);
+        let groups = merge_latency([latency_piece(&df).expect("grouped")]);
+        let key = |t: &str, v: &str| (t.to_string(), "client".to_string(), v.to_string());
+        type Merged = (LatencyKey, u64, Vec<f64>, u64, u64, Option<f64>, Option<f64>);
+        let got: Vec<Merged> = groups.into_iter().map(|(k, mut g)| (k, g.calls, std::mem::take(&mut g.latencies), g.timeouts, g.timeouts_timed, g.timeout_min_ms, g.timeout_max_ms)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (key("?", "1.0"), 2, vec![2.0, 3.0], 0, 0, None, None),
+                (key(other, "1.0"), 1, vec![4.0], 0, 0, None, None),
+                (key(long, "1.0"), 3, vec![5.0], 2, 2, Some(10.0), Some(30.0)),
+                (key(long, "?"), 1, vec![7.0], 0, 0, None, None),
+                (key("short", "1.0"), 1, vec![1.0], 0, 0, None, None),
+            ]
+        );
+    }
 
     #[test]
     fn frame_sizes_bin_by_powers_of_two() {
