@@ -4,6 +4,7 @@
 //! handed back between pieces (`heap`) and queries run two at a time (`parallel`).
 
 pub mod header;
+pub mod constant;
 pub mod heap;
 pub mod parallel;
 pub mod plan;

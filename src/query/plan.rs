@@ -41,6 +41,9 @@ struct Template {
     /// Made for a piece of one capture, its `capture` group keys aggregated
     /// ([`aggregate_constant_keys`]): fits only such pieces.
     one_capture: bool,
+    /// Group keys taken as aggregates because the part files said they hold one value: the
+    /// scan's files (on the template's piece) and the column. Fits a piece whose files say so too.
+    requires: Vec<(ScanSources, PlSmallStr)>,
     plan: IRPlan,
 }
 
@@ -104,13 +107,11 @@ fn run_planned(piece: &dyn TableSource, stmt: &Statement, templates: &Mutex<Vec<
     }
     planned.fetch_add(1, Ordering::Relaxed);
     let mut plan = ctx.execute(&text)?.to_alp_optimized()?;
-    if one_capture {
-        aggregate_constant_keys(&mut plan);
-    }
+    let requires = aggregate_constant_keys(&mut plan, one_capture);
     plan.ensure_root_node_is_sink();
     if templates.len() < TEMPLATES {
         let copy = IRPlan::new(plan.lp_top, plan.lp_arena.clone(), plan.expr_arena.clone());
-        templates.push(Template { text, shapes, one_capture, plan: copy });
+        templates.push(Template { text, shapes, one_capture, requires, plan: copy });
     }
     drop(templates);
     Ok(execute(plan)?)
@@ -130,6 +131,13 @@ impl Template {
     fn for_piece(&self, shapes: &[Shape]) -> Option<IRPlan> {
         if shapes.len() != self.shapes.len() || shapes.iter().zip(&self.shapes).any(|(a, b)| std::mem::discriminant(a) != std::mem::discriminant(b)) {
             return None;
+        }
+        for (sources, column) in &self.requires {
+            let k = self.shapes.iter().position(|s| matches!(s, Shape::Files(f) if f == sources))?;
+            let Shape::Files(here) = &shapes[k] else { return None };
+            if !constant_in(here).contains(column.as_str()) {
+                return None;
+            }
         }
         let mut lp_arena = self.plan.lp_arena.clone();
         for i in 0..lp_arena.len() {
@@ -157,51 +165,134 @@ impl Template {
 /// The column every table has, which holds one value on a piece of one capture.
 const CAPTURE: &str = "capture";
 
-/// On a piece of one capture: each group-by that has `capture` among two or more keys, where
-/// that key is the tables' own `capture` column, takes it as `FIRST(capture)` instead, the
-/// columns in their order again. The groups are the same (the key has one value), and hashing
-/// the capture's path into every row's key was a fifth of the time `truncation_rates` and
-/// `latency` spent grouping a fleet's tool calls. A group-by over a join, a derived column, or
-/// a table held in memory is left as it is.
-fn aggregate_constant_keys(plan: &mut IRPlan) {
+/// The string columns that hold one value in every row of a scan's files ([`super::constant`]).
+fn constant_in(sources: &ScanSources) -> std::sync::Arc<std::collections::BTreeSet<String>> {
+    let files: Vec<&str> = sources.as_paths().map(|p| p.iter().map(|p| p.as_str()).collect()).unwrap_or_default();
+    if files.is_empty() {
+        return std::sync::Arc::default();
+    }
+    super::constant::constant_columns(&files)
+}
+
+/// Each group-by with two or more keys takes as `FIRST(key)` instead every key that holds one
+/// value over its input, keeping at least one key, the columns in their order again. The groups
+/// are the same (such a key has one value), and hashing it into every row's key cost polars most
+/// of the grouping: on a piece of one capture, the tables' own `capture` column; on any piece, a
+/// column its part files' statistics say holds one value ([`super::constant`]), as a capture's
+/// client name and version do. A group-by over a join, a derived column, or a table held in
+/// memory is left as it is. Returns the columns taken so because of their statistics: a plan
+/// made so fits only pieces whose files say the same.
+fn aggregate_constant_keys(plan: &mut IRPlan, one_capture: bool) -> Vec<(ScanSources, PlSmallStr)> {
+    let mut requires = Vec::new();
     for i in 0..plan.lp_arena.len() {
         let node = Node(i);
         let IR::GroupBy { input, keys, options, apply: None, .. } = plan.lp_arena.get(node) else { continue };
         if keys.len() < 2 || options.is_rolling() || options.is_dynamic() {
             continue;
         }
-        let constant = keys.iter().position(|k| matches!(plan.expr_arena.get(k.node()), AExpr::Column(c) if from_capture(&plan.lp_arena, &plan.expr_arena, *input, c)));
-        let Some(k) = constant else { continue };
+        let mut found: Vec<(usize, Vec<(ScanSources, PlSmallStr)>)> = Vec::new();
+        for (k, key) in keys.iter().enumerate() {
+            let AExpr::Column(c) = plan.expr_arena.get(key.node()) else { continue };
+            if one_capture && from_capture(&plan.lp_arena, &plan.expr_arena, *input, c) {
+                found.push((k, Vec::new()));
+            } else {
+                let mut proof = Vec::new();
+                if one_valued(&plan.lp_arena, &plan.expr_arena, *input, c, &mut proof) {
+                    found.push((k, proof));
+                }
+            }
+        }
+        if found.len() == keys.len() {
+            found.pop();
+        }
+        if found.is_empty() {
+            continue;
+        }
         let IR::GroupBy { input, mut keys, mut aggs, schema, maintain_order, options, apply } = plan.lp_arena.take(node) else { continue };
-        let key = keys.remove(k);
-        let first = plan.expr_arena.add(AExpr::Agg(IRAggExpr::First(key.node())));
-        aggs.insert(0, ExprIR::new(first, OutputName::Alias(key.output_name().clone())));
+        for (k, proof) in found.into_iter().rev() {
+            let key = keys.remove(k);
+            let first = plan.expr_arena.add(AExpr::Agg(IRAggExpr::First(key.node())));
+            aggs.insert(0, ExprIR::new(first, OutputName::Alias(key.output_name().clone())));
+            requires.extend(proof);
+        }
         let order = keys.iter().chain(&aggs).map(|e| e.output_name().clone());
         let grouped: Schema = order.filter_map(|name| schema.get(&name).map(|dtype| (name, dtype.clone()))).collect();
         let inner = plan.lp_arena.add(IR::GroupBy { input, keys, aggs, schema: grouped.into(), maintain_order, options, apply });
         plan.lp_arena.replace(node, IR::SimpleProjection { input: inner, columns: schema });
     }
+    requires
 }
 
 /// Whether column `name` of `node`'s output is the `capture` column of the piece's scans,
 /// passed through unchanged (filtered, sorted, renamed, unioned), or has no row.
 fn from_capture(lp: &Arena<IR>, exprs: &Arena<AExpr>, node: Node, name: &str) -> bool {
+    match lp.get(node) {
+        IR::Scan { .. } => name == CAPTURE,
+        IR::DataFrameScan { df, .. } => df.height() == 0,
+        IR::Union { inputs, .. } => inputs.iter().all(|i| from_capture(lp, exprs, *i, name)),
+        _ => match passed_through(lp, exprs, node, name) {
+            Some(Some((input, c))) => from_capture(lp, exprs, input, &c),
+            _ => false,
+        },
+    }
+}
+
+/// Whether column `name` of `node`'s output is a scanned column whose part files say it holds
+/// one value, passed through unchanged (filtered, sorted, renamed), the scan's files and column
+/// added to `proof`. Of a union, one input may have rows: the others must be tables held in
+/// memory without rows (another input's one value could be another value).
+fn one_valued(lp: &Arena<IR>, exprs: &Arena<AExpr>, node: Node, name: &str, proof: &mut Vec<(ScanSources, PlSmallStr)>) -> bool {
+    match lp.get(node) {
+        IR::Scan { sources, .. } => {
+            let one = constant_in(sources).contains(name);
+            if one {
+                proof.push((sources.clone(), PlSmallStr::from(name)));
+            }
+            one
+        }
+        IR::Union { inputs, .. } => {
+            let mut with_rows = inputs.iter().filter(|i| !no_rows(lp, **i));
+            match (with_rows.next(), with_rows.next()) {
+                (Some(only), None) => one_valued(lp, exprs, *only, name, proof),
+                _ => false,
+            }
+        }
+        _ => match passed_through(lp, exprs, node, name) {
+            Some(Some((input, c))) => one_valued(lp, exprs, input, &c, proof),
+            _ => false,
+        },
+    }
+}
+
+/// Whether `node` yields no row for certain: a table held in memory without rows, filtered,
+/// projected or unioned.
+fn no_rows(lp: &Arena<IR>, node: Node) -> bool {
+    match lp.get(node) {
+        IR::DataFrameScan { df, .. } => df.height() == 0,
+        IR::Filter { input, .. } | IR::Sort { input, .. } | IR::Slice { input, .. } | IR::Cache { input, .. } | IR::SimpleProjection { input, .. } | IR::Select { input, .. } | IR::HStack { input, .. } => {
+            no_rows(lp, *input)
+        }
+        IR::Union { inputs, .. } => inputs.iter().all(|i| no_rows(lp, *i)),
+        _ => false,
+    }
+}
+
+/// For a node that passes rows through (filter, sort, slice, cache, projection, select, stack
+/// of columns): its input and the input's name of output column `name`; `Some(None)` when that
+/// column is computed there; `None` for any other node.
+fn passed_through(lp: &Arena<IR>, exprs: &Arena<AExpr>, node: Node, name: &str) -> Option<Option<(Node, PlSmallStr)>> {
     let renamed = |list: &[ExprIR]| list.iter().find(|e| e.output_name().as_str() == name).map(|e| match exprs.get(e.node()) {
         AExpr::Column(c) => Some(c.clone()),
         _ => None,
     });
     match lp.get(node) {
-        IR::Scan { .. } => name == CAPTURE,
-        IR::DataFrameScan { df, .. } => df.height() == 0,
-        IR::Filter { input, .. } | IR::Sort { input, .. } | IR::Slice { input, .. } | IR::Cache { input, .. } | IR::SimpleProjection { input, .. } => from_capture(lp, exprs, *input, name),
-        IR::Select { input, expr, .. } => matches!(renamed(expr), Some(Some(c)) if from_capture(lp, exprs, *input, &c)),
-        IR::HStack { input, exprs: list, .. } => match renamed(list) {
-            None => from_capture(lp, exprs, *input, name),
-            Some(Some(c)) => from_capture(lp, exprs, *input, &c),
-            Some(None) => false,
-        },
-        IR::Union { inputs, .. } => inputs.iter().all(|i| from_capture(lp, exprs, *i, name)),
-        _ => false,
+        IR::Filter { input, .. } | IR::Sort { input, .. } | IR::Slice { input, .. } | IR::Cache { input, .. } | IR::SimpleProjection { input, .. } => Some(Some((*input, PlSmallStr::from(name)))),
+        IR::Select { input, expr, .. } => Some(renamed(expr).flatten().map(|c| (*input, c))),
+        IR::HStack { input, exprs: list, .. } => Some(match renamed(list) {
+            None => Some((*input, PlSmallStr::from(name))),
+            Some(c) => c.map(|c| (*input, c)),
+        }),
+        _ => None,
     }
 }
 
@@ -236,7 +327,7 @@ mod tests {
         let lf = query(scan);
         let plain = lf.clone().to_alp_optimized().expect("plan");
         let mut rewritten = lf.to_alp_optimized().expect("plan");
-        aggregate_constant_keys(&mut rewritten);
+        aggregate_constant_keys(&mut rewritten, true);
         (plain, rewritten)
     }
 
@@ -277,6 +368,47 @@ mod tests {
         let (plain, rewritten) = planned(|calls| calls.filter(col("bytes").gt(lit(1000))).group_by([col("capture")]).agg([len().alias("calls")]));
         assert_eq!(capture_keys(&rewritten), 1);
         assert_eq!((run_height(plain), run_height(rewritten)), (0, 0));
+    }
+
+    /// A Parquet file of tool calls in a folder of its own: `clients` gives each row's client.
+    fn calls_file(name: &str, clients: [&str; 4]) -> LazyFrame {
+        let dir = std::env::temp_dir().join(format!("mcpsift-plan-{}-{:?}", std::process::id(), std::thread::current().id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join(format!("{name}.parquet"));
+        let mut df = df!("tool" => ["read", "grep", "read", "read"], "client_name" => clients, "bytes" => [1i64, 2, 3, 4]).expect("frame");
+        ParquetWriter::new(std::fs::File::create(&path).expect("file")).finish(&mut df).expect("parquet");
+        LazyFrame::scan_parquet(PlRefPath::new(path.display().to_string()), ScanArgsParquet::default()).expect("scan")
+    }
+
+    #[test]
+    fn a_key_its_files_say_holds_one_value_is_aggregated_where_they_say_so() {
+        let query = |calls: LazyFrame| calls.group_by([col("tool"), col("client_name")]).agg([len().alias("calls"), col("bytes").sum().alias("bytes")]);
+        let (one, other_one, two) = (calls_file("one", ["c1"; 4]), calls_file("other-one", ["c9"; 4]), calls_file("two", ["c1", "c1", "c2", "c1"]));
+        let plain = query(one.clone()).to_alp_optimized().expect("plan");
+        let mut rewritten = query(one.clone()).to_alp_optimized().expect("plan");
+        let requires = aggregate_constant_keys(&mut rewritten, false);
+        assert_eq!(requires.iter().map(|(_, c)| c.as_str()).collect::<Vec<_>>(), ["client_name"]);
+        let keys = |plan: &IRPlan| (0..plan.lp_arena.len()).find_map(|i| match plan.lp_arena.get(Node(i)) {
+            IR::GroupBy { keys, .. } => Some(keys.len()),
+            _ => None,
+        });
+        assert_eq!((keys(&plain), keys(&rewritten)), (Some(2), Some(1)));
+        let sorted = |mut plan: IRPlan| {
+            plan.ensure_root_node_is_sink();
+            execute(plan).expect("runs").sort(["tool"], SortMultipleOptions::default()).expect("sorted")
+        };
+        let (a, b) = (sorted(plain), sorted(IRPlan::new(rewritten.lp_top, rewritten.lp_arena.clone(), rewritten.expr_arena.clone())));
+        assert_eq!(b.get_column_names(), ["tool", "client_name", "calls", "bytes"]);
+        assert!(a.equals_missing(&b), "{a}\n{b}");
+        // The plan fits another piece whose file holds one client (another one), not a piece
+        // whose file holds two: that one is planned anew.
+        let template = Template { text: String::new(), shapes: vec![shape(&one)], one_capture: false, requires, plan: rewritten };
+        let on_other = template.for_piece(&[shape(&other_one)]).expect("fits a piece with one client");
+        let c = sorted(on_other);
+        assert_eq!(c.column("client_name").expect("client").str().expect("str").iter().collect::<Vec<_>>(), [Some("c9"), Some("c9")]);
+        assert!(template.for_piece(&[shape(&two)]).is_none(), "two clients: planned anew");
+        let grouped = sorted(query(two).to_alp_optimized().expect("plan"));
+        assert_eq!(grouped.height(), 3, "read/c1, grep/c1, read/c2: {grouped}");
     }
 
     fn run_height(mut plan: IRPlan) -> usize {
