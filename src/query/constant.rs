@@ -9,21 +9,27 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, LazyLock, Mutex};
+use std::time::SystemTime;
 
 use polars_parquet::parquet::read::read_metadata;
 use polars_parquet::parquet::statistics::Statistics;
 
-/// Footers read so far, by the files of a scan (a piece's part files are read once, not once per
-/// rule); cleared past [`KEPT`] scans.
-static KNOWN: LazyLock<Mutex<HashMap<Vec<String>, Columns>>> = LazyLock::new(Mutex::default);
+/// Footers read so far, by the files of a scan with each file's length and modification time (a
+/// piece's part files are read once, not once per rule; a file written again under its name is
+/// read again); cleared past [`KEPT`] scans.
+static KNOWN: LazyLock<Mutex<HashMap<Vec<Stamp>, Columns>>> = LazyLock::new(Mutex::default);
+/// A file's path, length and modification time.
+type Stamp = (String, u64, Option<SystemTime>);
 /// Column names.
 type Columns = Arc<BTreeSet<String>>;
 const KEPT: usize = 4096;
 
 /// The string columns that hold one value, the same, in every row of `files`; none when a
-/// footer cannot be read or a file has no rows.
+/// file or its footer cannot be read or a file has no rows.
 pub fn constant_columns(files: &[&str]) -> Columns {
-    let key: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+    let stamped: Option<Vec<Stamp>> =
+        files.iter().map(|f| std::fs::metadata(f).ok().map(|m| (f.to_string(), m.len(), m.modified().ok()))).collect();
+    let Some(key) = stamped else { return Columns::default() };
     if let Some(known) = KNOWN.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&key) {
         return Arc::clone(known);
     }
@@ -71,4 +77,28 @@ fn read(files: &[&str]) -> Option<BTreeSet<String>> {
         });
     }
     Some(values?.into_iter().filter_map(|(name, value)| value.map(|_| name)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use polars::prelude::*;
+
+    fn write(path: &std::path::Path, clients: &[&str]) {
+        let mut df = df!("client_name" => clients, "n" => (0..clients.len() as i64).collect::<Vec<_>>()).expect("frame");
+        ParquetWriter::new(std::fs::File::create(path).expect("file")).finish(&mut df).expect("parquet");
+    }
+
+    #[test]
+    fn a_column_holds_one_value_until_its_file_is_written_again_with_two() {
+        let dir = std::env::temp_dir().join(format!("mcpsift-constant-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("calls.parquet");
+        let name = path.display().to_string();
+        write(&path, &["c1", "c1", "c1"]);
+        assert_eq!(constant_columns(&[&name]).iter().collect::<Vec<_>>(), ["client_name"], "n differs row to row");
+        write(&path, &["c1", "c2", "c1", "c1"]);
+        assert!(constant_columns(&[&name]).is_empty(), "the file was written again: read again");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
