@@ -4,6 +4,8 @@
 //! byte ends up in a [`Frame`], in framing overhead ([`Sink::framing`]), or in a [`Skip`] with a
 //! reason, so a run can account for all of it.
 
+use std::sync::Arc;
+
 /// Which way a message travelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Direction {
@@ -95,7 +97,8 @@ pub const DEFAULT_MAX_FRAME_BYTES: usize = 256 << 20;
 pub struct Frame {
     /// Session key known to the transport (stdio pair name, `Mcp-Session-Id`, legacy
     /// `sessionId`, host-log server, transcript `session`). `None`: the capture is the session.
-    pub session: Option<String>,
+    /// Shared: a stdio file's frames all name its one session without a copy each.
+    pub session: Option<Arc<str>>,
     pub transport: Transport,
     /// `None` when the source does not say (a lone stdio file): model infers it.
     pub direction: Option<Direction>,

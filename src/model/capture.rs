@@ -318,7 +318,7 @@ impl CaptureModel {
                 let held = self.calls.request(call, frame.http.as_ref());
                 if let Some(earlier) = held.earlier {
                     let first = self.calls.get(earlier).map_or_else(|| "an earlier seq".to_string(), |c| format!("seq {}", c.req_seq));
-                    let id = self.calls.get(held.idx).map(|c| c.rpc_id.as_str()).unwrap_or_default();
+                    let id = self.calls.get(held.idx).map(|c| &*c.rpc_id).unwrap_or_default();
                     notes.push(format!("duplicate request id {id} (first at {first})"));
                 }
                 if held.chunk {

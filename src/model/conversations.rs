@@ -26,7 +26,7 @@ pub(crate) struct Conversations {
     /// (channel, request id) → the conversations of requests with that id on a pipe that
     /// carries conversations, oldest first: two clients on one pipe may both send id 1, and
     /// the answers are taken in request order. Removed when answered.
-    by_id: HashMap<(Arc<str>, String), VecDeque<Arc<str>>>,
+    by_id: HashMap<(Arc<str>, Arc<str>), VecDeque<Arc<str>>>,
     /// Channel → its latest conversation.
     latest: HashMap<Arc<str>, Arc<str>>,
     /// Pipe → the first client identity it carried, whose conversation keeps the pipe's name.
@@ -56,7 +56,7 @@ impl Conversations {
                 }
                 None => {
                     if let Some(id) = &m.rpc_id {
-                        self.by_id.entry((Arc::clone(channel), id.clone())).or_default().push_back(Arc::clone(&conv));
+                        self.by_id.entry((Arc::clone(channel), Arc::clone(id))).or_default().push_back(Arc::clone(&conv));
                     }
                 }
             }
@@ -79,11 +79,11 @@ impl Conversations {
             // A request without an identity from the client side is the channel's own (and
             // so is its answer); one from the server asks the latest conversation.
             (Some(Kind::Request), Some(id)) if frame.direction != Some(Direction::ServerToClient) => {
-                self.by_id.entry((Arc::clone(channel), id.clone())).or_default().push_back(Arc::clone(channel));
+                self.by_id.entry((Arc::clone(channel), Arc::clone(id))).or_default().push_back(Arc::clone(channel));
                 Arc::clone(channel)
             }
             (Some(Kind::Response) | Some(Kind::Error), Some(id)) => {
-                let key = (Arc::clone(channel), id.clone());
+                let key = (Arc::clone(channel), Arc::clone(id));
                 let conv = self.by_id.get_mut(&key).and_then(VecDeque::pop_front);
                 if self.by_id.get(&key).is_some_and(VecDeque::is_empty) {
                     self.by_id.remove(&key);

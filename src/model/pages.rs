@@ -102,7 +102,7 @@ pub fn build_pages(calls: &[CallRow], items: &HashMap<u64, PageItems>, last_requ
             capture: c.capture.to_string(),
             session: session.clone(),
             chain: chain.clone(),
-            rpc_id: c.rpc_id.clone(),
+            rpc_id: c.rpc_id.to_string(),
             req_seq: c.req_seq,
             cursor_in: c.cursor_in.clone(),
             cursor_out: c.cursor_out.clone(),

@@ -48,7 +48,7 @@ pub(crate) struct Requested {
 struct CallKey {
     session: Arc<str>,
     requester: Direction,
-    id: String,
+    id: Arc<str>,
 }
 
 /// The same key borrowed, to look one up without building it: every response, duplicate
@@ -81,7 +81,7 @@ impl Hash for CallKey {
 
 impl Equivalent<CallKey> for KeyRef<'_> {
     fn equivalent(&self, key: &CallKey) -> bool {
-        self.requester == key.requester && self.id == key.id && self.session == &*key.session
+        self.requester == key.requester && self.id == &*key.id && self.session == &*key.session
     }
 }
 
@@ -106,7 +106,7 @@ impl Calls {
     /// the call number of an earlier request with the same key (a duplicate id), found by the
     /// same lookup that records this one.
     pub fn request(&mut self, call: CallRow, http: Option<&HttpContext>) -> Requested {
-        let key = CallKey { session: Arc::clone(&call.session), requester: call.direction, id: call.rpc_id.clone() };
+        let key = CallKey { session: Arc::clone(&call.session), requester: call.direction, id: Arc::clone(&call.rpc_id) };
         let idx = self.push(call);
         let earlier = self.by_key.insert(key, idx);
         if let Some(h) = http {

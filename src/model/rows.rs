@@ -101,7 +101,7 @@ table! {
         /// JSON-RPC method (a response takes its request's).
         method: Option<Arc<str>>,
         /// The id as JSON text (`1` and `"1"` differ).
-        rpc_id: Option<String>,
+        rpc_id: Option<Arc<str>>,
         /// Tool name of a `tools/call` (a response takes its request's).
         tool: Option<Arc<str>>,
         /// The result's `isError`.
@@ -155,7 +155,7 @@ table! {
         /// Session within the capture.
         session: Arc<str>,
         /// The request id as JSON text.
-        rpc_id: String,
+        rpc_id: Arc<str>,
         /// The request's method.
         method: Arc<str>,
         /// Direction of the request (`c2s` for client requests; `s2c` for sampling etc.).

@@ -68,18 +68,34 @@ pub(crate) struct Sessions {
     default_session: String,
     /// Interned session names (rows share them).
     names: PlHashMap<String, Arc<str>>,
+    /// The last frame's session as the frame named it, and its interned name: a stdio file's
+    /// frames all share one, found again without hashing it.
+    last: Option<(Arc<str>, Arc<str>)>,
     states: PlHashMap<String, SessionState>,
     order: Vec<String>,
 }
 
 impl Sessions {
     pub fn new(capture: &str, default_session: &str) -> Self {
-        Sessions { capture: capture.to_string(), default_session: default_session.to_string(), names: PlHashMap::default(), states: PlHashMap::default(), order: Vec::new() }
+        Sessions { capture: capture.to_string(), default_session: default_session.to_string(), names: PlHashMap::default(), last: None, states: PlHashMap::default(), order: Vec::new() }
     }
 
     /// The session a frame belongs to: the transport's key, else its HTTP connection, else
     /// the capture's default session.
     pub fn key(&mut self, f: &Frame) -> Arc<str> {
+        if let (Some(s), Some((named, name))) = (&f.session, &self.last)
+            && Arc::ptr_eq(s, named)
+        {
+            return Arc::clone(name);
+        }
+        let name = self.intern_key(f);
+        if let Some(s) = &f.session {
+            self.last = Some((Arc::clone(s), Arc::clone(&name)));
+        }
+        name
+    }
+
+    fn intern_key(&mut self, f: &Frame) -> Arc<str> {
         let conn;
         let key: &str = match (&f.session, &f.http) {
             (Some(s), _) => s,

@@ -3,6 +3,7 @@
 //! session. Bounded in exchanges and held bytes. No parsing.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::ingest::connection::ConnectionId;
 use crate::ingest::frame::{Frame, HttpContext, RequestExtras};
@@ -110,7 +111,7 @@ impl Exchange {
     /// Releases held request frames with what is known now.
     fn release_held(&mut self, env: &mut HttpEnv<'_>) {
         for mut frame in std::mem::take(&mut self.held) {
-            frame.session = self.session();
+            frame.session = self.session().map(Arc::from);
             if let Some(http) = frame.http.as_mut() {
                 http.status = self.status;
             }

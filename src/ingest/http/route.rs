@@ -2,6 +2,8 @@
 //! exchange's HTTP context; a request frame is held until its response head is seen; an SSE
 //! `endpoint` event names the legacy session; other events are counted. No framing here.
 
+use std::sync::Arc;
+
 use crate::ingest::connection::ConnectionId;
 use crate::ingest::frame::{Direction, Frame, Transport};
 use crate::ingest::http::body::BodyOutput;
@@ -31,7 +33,7 @@ pub(super) fn route_outputs(
                 note,
             } => {
                 let frame = Frame {
-                    session: x.session(),
+                    session: x.session().map(Arc::from),
                     transport: Transport::Http,
                     direction: Some(direction),
                     ts_us,
@@ -65,7 +67,7 @@ pub(super) fn route_outputs(
                     continue;
                 }
                 let frame = Frame {
-                    session: x.session(),
+                    session: x.session().map(Arc::from),
                     transport: Transport::Sse,
                     direction: Some(direction),
                     ts_us: event.ts_us,

@@ -13,6 +13,7 @@
 //! `⏺ SERVER - TOOL (MCP)(args)` (Claude Code's terminal).
 
 use std::io::Read;
+use std::sync::Arc;
 
 use super::client_text::{classify, embedded_body_start};
 use super::line_loop::{LineReader, account_log_line_end, read_lines};
@@ -230,7 +231,7 @@ impl ClientLog {
         }
         let mut frame = Frame::new(Transport::Hostlog, Some(Direction::ServerToClient), line.offset + start as u64, bytes[start..end].to_vec());
         frame.ts_us = ts_us;
-        frame.session = Some(session.to_string());
+        frame.session = Some(Arc::from(session));
         frame.note = Some("JSON-RPC body quoted in a client's error line".into());
         sink.framing(FramingCategory::ClientLogText, (bytes.len() - (end - start)) as u64);
         sink.frame(frame);

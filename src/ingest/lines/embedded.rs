@@ -9,6 +9,7 @@
 //! message. A message pretty-printed over the lines after its prefix is one frame.
 
 use std::io::Read;
+use std::sync::Arc;
 
 use super::hostlog::{BracketScan, JsonEnd, classify_event, json_end};
 use super::line_loop::{LineReader, account_log_line_end, read_lines};
@@ -208,7 +209,7 @@ impl EmbeddedLog {
                     let words = &content[prev_end.min(f.start)..f.start];
                     let mut frame = Frame::new(Transport::Log, direction_words(words).or(hint), line.offset + (layer + f.start) as u64, f.payload.into_owned());
                     frame.ts_us = timestamp_us(&content[..f.start]);
-                    frame.session = Some(session.clone());
+                    frame.session = Some(Arc::from(session.as_str()));
                     framed += frame.wire_bytes;
                     prev_end = f.end;
                     self.emit(frame, sink);
@@ -219,7 +220,7 @@ impl EmbeddedLog {
                 let hint = self.hint.take();
                 let mut frame = Frame::new(Transport::Log, direction_words(&content[..start]).or(hint), line.offset + (layer + start) as u64, content[start..].to_vec());
                 frame.ts_us = timestamp_us(&content[..start]);
-                frame.session = Some(session);
+                frame.session = Some(Arc::from(session));
                 sink.framing(FramingCategory::LogLinePrefix, (layer + start) as u64);
                 if line.capped {
                     frame.incomplete = Some(format!("log line of {} bytes exceeds --max-frame-bytes", line.wire_bytes));

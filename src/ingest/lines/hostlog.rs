@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::sync::Arc;
 
 use serde::de::IgnoredAny;
 
@@ -200,7 +201,7 @@ impl HostLogState {
         if frame.direction == Some(Direction::ClientToServer) && is_initialize(&frame.payload) {
             *self.inits.entry(server.to_string()).or_default() += 1;
         }
-        frame.session = Some(self.session(server));
+        frame.session = Some(Arc::from(self.session(server)));
         if let Some(marker) = host_cut_marker(&frame.payload) {
             frame.note = Some(format!("host cut the body: {marker}"));
         }
@@ -442,7 +443,7 @@ mod tests {
     fn message_lines_become_frames_and_the_rest_events() {
         let mut sink = CollectSink::default();
         read_hostlog(LOG.as_bytes(), "vscode", 1 << 20, &mut sink);
-        let frames: Vec<_> = sink.frames.iter().map(|f| (f.direction, f.session.clone().unwrap(), f.incomplete.is_some())).collect();
+        let frames: Vec<_> = sink.frames.iter().map(|f| (f.direction, f.session.as_deref().unwrap().to_string(), f.incomplete.is_some())).collect();
         assert_eq!(frames.len(), 4);
         assert_eq!(frames[0], (Some(Direction::ClientToServer), "docs".to_string(), false));
         assert_eq!(frames[1].0, Some(Direction::ServerToClient));

@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 use std::io::Read;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -127,7 +128,7 @@ impl LineReader for JsonlLines<'_> {
         sink.framing(FramingCategory::TranscriptEnvelope, envelope.min(line.wire_bytes));
         let mut frame = Frame::new(Transport::Jsonl, direction, line.offset, payload);
         frame.ts_us = record.ts_us.or_else(|| record.ts.and_then(parse_ts));
-        frame.session = Some(record.session.and_then(session_text).unwrap_or_else(|| default_session.to_string()));
+        frame.session = Some(Arc::from(record.session.and_then(session_text).unwrap_or_else(|| default_session.to_string())));
         if record.partial == Some(true) {
             frame.incomplete = Some("transcript marks the message partial (stream ended before its newline)".into());
         }

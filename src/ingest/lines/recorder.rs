@@ -24,6 +24,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -265,7 +266,7 @@ impl RecorderLines<'_> {
         sink.framing(FramingCategory::RecorderEnvelope, line.wire_bytes.saturating_sub(payload.len() as u64));
         let mut frame = Frame::new(if e.transport.as_deref() == Some("http") { Transport::Http } else { Transport::Stdio }, direction, line.offset, payload);
         frame.ts_us = ts_us;
-        frame.session = Some(session);
+        frame.session = Some(Arc::from(session));
         if e.truncated {
             frame.incomplete = Some("mcpsnoop cut its copy at its frame cap: the message's true size is unknown".into());
         }
@@ -316,7 +317,7 @@ impl RecorderLines<'_> {
         sink.framing(FramingCategory::RecorderEnvelope, line.wire_bytes.saturating_sub(payload.len() as u64));
         let mut frame = Frame::new(transport, direction, line.offset, payload);
         frame.ts_us = e.timestamp.as_deref().and_then(parse_rfc3339_us);
-        frame.session = Some(session);
+        frame.session = Some(Arc::from(session));
         sink.frame(frame);
     }
 }
@@ -337,7 +338,7 @@ fn span(s: Span<'_>, line: &Line<'_>, sink: &mut dyn Sink) {
     let mut request = Frame::new(Transport::Stdio, Some(Direction::ClientToServer), line.offset, Vec::new());
     request.wire_bytes = s.request_bytes;
     request.ts_us = start_us;
-    request.session = Some(session.clone());
+    request.session = Some(Arc::from(session.as_str()));
     request.note = Some(format!("mcptrace-rs span {} of {}: no bodies recorded", s.span_id, s.service_name.as_deref().unwrap_or("mcptrace")));
     request.recorded = Some(Box::new(RecordedFacts { kind: RecordedKind::Request, method: Some(s.method.into_owned()), rpc_id: rpc_id.clone(), tool: tool.clone(), error_code: None }));
     let mut recorded = s.request_bytes;
@@ -357,7 +358,7 @@ fn span(s: Span<'_>, line: &Line<'_>, sink: &mut dyn Sink) {
         let mut response = Frame::new(Transport::Stdio, Some(Direction::ServerToClient), line.offset, Vec::new());
         response.wire_bytes = s.response_bytes;
         response.ts_us = start_us.and_then(|t| t.checked_add(i64::try_from(s.duration_ms).ok()?.checked_mul(1000)?));
-        response.session = Some(session);
+        response.session = Some(Arc::from(session));
         response.recorded = Some(Box::new(RecordedFacts { kind, method: None, rpc_id: Some(id), tool: None, error_code: s.error_code.filter(|_| kind == RecordedKind::Error) }));
         recorded += s.response_bytes;
         sink.frame(response);

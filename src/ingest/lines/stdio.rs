@@ -1,6 +1,7 @@
 //! Raw stdio tee logs: one JSON-RPC message per line, one file per direction (or a lone file).
 
 use std::io::Read;
+use std::sync::Arc;
 
 use super::line_loop::{account_plain_line, read_owned_lines};
 use super::split::OwnedLine;
@@ -9,11 +10,12 @@ use crate::ingest::frame::{Direction, Frame, Sink, Transport};
 /// Feeds every line of `reader` to `sink` as a stdio frame. `direction` is `None` for a lone
 /// file whose direction model infers per message. `session` names the pair.
 pub fn read_stdio(reader: impl Read, direction: Option<Direction>, session: &str, max_frame_bytes: usize, sink: &mut dyn Sink) {
-    read_owned_lines(reader, max_frame_bytes, &mut |line, sink| stdio_line(line, direction, session, sink), sink);
+    let session: Arc<str> = Arc::from(session);
+    read_owned_lines(reader, max_frame_bytes, &mut |line, sink| stdio_line(line, direction, &session, sink), sink);
 }
 
 /// Every non-blank line is one frame, its payload the line itself.
-fn stdio_line(line: OwnedLine, direction: Option<Direction>, session: &str, sink: &mut dyn Sink) {
+fn stdio_line(line: OwnedLine, direction: Option<Direction>, session: &Arc<str>, sink: &mut dyn Sink) {
     if account_plain_line(&line.line(), sink) {
         return;
     }
@@ -26,7 +28,7 @@ fn stdio_line(line: OwnedLine, direction: Option<Direction>, session: &str, sink
     };
     let mut frame = Frame::new(Transport::Stdio, direction, line.offset, line.bytes);
     frame.wire_bytes = line.wire_bytes;
-    frame.session = Some(session.to_string());
+    frame.session = Some(Arc::clone(session));
     frame.incomplete = incomplete;
     if line.had_cr {
         frame.note = Some("CRLF line ending".to_string());

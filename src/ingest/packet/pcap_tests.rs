@@ -609,7 +609,7 @@ fn pipelined_requests_pair_in_order_and_errors_become_events() {
             (
                 f.http.as_ref().map(|h| h.url.clone()).unwrap_or_default(),
                 f.http.as_ref().and_then(|h| h.status),
-                f.session.clone(),
+                f.session.as_deref().map(str::to_string),
             )
         })
         .collect();
@@ -730,7 +730,7 @@ fn port_reuse_after_fin_is_a_new_connection() {
     let conns: Vec<(u64, Option<String>)> = sink
         .frames
         .iter()
-        .map(|f| (f.http.as_ref().map_or(99, |h| h.connection), f.session.clone()))
+        .map(|f| (f.http.as_ref().map_or(99, |h| h.connection), f.session.as_deref().map(str::to_string)))
         .collect();
     let one = Some("one".to_string());
     let two = Some("two".to_string());

@@ -3,13 +3,14 @@
 //! modules.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::params::{Params, read_params};
 use super::parsed::{Kind, Message, Parsed};
-use super::raw::{present, raw_str};
+use super::raw::{borrowed_str, present, raw_str};
 use super::result::{ResultView, read_result};
 
 #[derive(Deserialize)]
@@ -30,7 +31,7 @@ struct Loose<'a> {
 struct Typed<'a> {
     #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "borrowed_str")]
     method: Option<Cow<'a, str>>,
     // Boxed: a params or result view is several hundred bytes, and the typed view is moved a
     // few times on its way out of serde (those copies were a seventh of parsing on small.log).
@@ -78,7 +79,7 @@ pub(super) fn parse_object(payload: &[u8], scalar_args: bool) -> Result<Message,
 }
 
 fn from_loose(l: &Loose) -> Option<Message> {
-    let mut m = Message { rpc_id: l.id.map(|r| r.get().to_string()), ..Message::default() };
+    let mut m = Message { rpc_id: l.id.map(|r| Arc::from(r.get())), ..Message::default() };
     m.method = raw_str(l.method).as_deref().map(super::parsed::intern);
     m.kind = Some(if l.error.is_some() {
         Kind::Error
@@ -94,7 +95,7 @@ fn from_loose(l: &Loose) -> Option<Message> {
 }
 
 fn from_typed(t: Typed, scalar_args: bool) -> Message {
-    let mut m = Message { rpc_id: t.id.filter(|r| r.get() != "null").map(|r| r.get().to_string()), ..Message::default() };
+    let mut m = Message { rpc_id: t.id.filter(|r| r.get() != "null").map(|r| Arc::from(r.get())), ..Message::default() };
     if t.id.is_some_and(|r| r.get() == "null") {
         m.rpc_id = Some("null".into());
     }

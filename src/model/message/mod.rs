@@ -19,6 +19,8 @@ mod raw;
 mod result;
 mod tool_schema;
 
+use std::sync::Arc;
+
 use serde_json::value::RawValue;
 
 use crate::ingest::frame::{RecordedFacts, RecordedKind};
@@ -40,7 +42,7 @@ pub fn recorded_message(r: &RecordedFacts) -> Parsed {
     Parsed::One(Box::new(Message {
         kind: Some(kind),
         method: r.method.as_deref().map(intern),
-        rpc_id: r.rpc_id.clone(),
+        rpc_id: r.rpc_id.as_deref().map(Arc::from),
         tool: r.tool.as_deref().map(intern),
         error_code: r.error_code,
         note: Some("recorded without its bytes: facts and size from the recorder".into()),

@@ -83,8 +83,9 @@ pub struct Message {
     pub kind: Option<Kind>,
     /// Shared with the rows it goes to, and among messages of the same method ([`intern`]).
     pub method: Option<Arc<str>>,
-    /// The id as JSON text: `1` and `"1"` stay different.
-    pub rpc_id: Option<String>,
+    /// The id as JSON text: `1` and `"1"` stay different. Shared with the frame row, the call
+    /// row and the call's key: one allocation per message.
+    pub rpc_id: Option<Arc<str>>,
     /// Shared like `method`.
     pub tool: Option<Arc<str>>,
     pub is_error: Option<bool>,

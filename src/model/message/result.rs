@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use super::items::{item_key, list_item_key, main_array, set_item_keys};
 use super::meta::Meta;
 use super::parsed::{Implementation, KEEP_STRUCTURED_BYTES, KEEP_TEXT_BYTES, Message};
-use super::raw::{is_true, raw_str};
+use super::raw::{borrowed_str, is_true, raw_str};
 use super::tool_schema::{ToolView, tool_def};
 use crate::model::jsonstr::{base64_sizes, decoded_len};
 
@@ -54,7 +54,7 @@ pub(super) struct ResultView<'a> {
 
 #[derive(Deserialize)]
 struct Block<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(rename = "type", default, borrow, deserialize_with = "borrowed_str")]
     kind: Option<Cow<'a, str>>,
     #[serde(borrow)]
     text: Option<&'a RawValue>,
