@@ -111,7 +111,7 @@ table! {
         /// JSON-RPC error message.
         error_message: Option<String>,
         /// Content block types of the result (e.g. `text,image`).
-        content_types: Option<String>,
+        content_types: Option<Arc<str>>,
         /// UTF-8 bytes of text blocks.
         text_bytes: u64,
         /// Base64 bytes of blob and image blocks.

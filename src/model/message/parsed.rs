@@ -92,7 +92,8 @@ pub struct Message {
     pub error_code: Option<i64>,
     pub error_message: Option<String>,
     /// Content block types in order, comma-separated (`text,image`).
-    pub content_types: Option<String>,
+    /// Shared like `method` ([`intern`]).
+    pub content_types: Option<Arc<str>>,
     pub content_blocks: u32,
     pub text_bytes: u64,
     pub blob_bytes_b64: u64,

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::items::{item_key, list_item_key, main_array, set_item_keys};
 use super::meta::Meta;
-use super::parsed::{Implementation, KEEP_STRUCTURED_BYTES, KEEP_TEXT_BYTES, Message};
+use super::parsed::{Implementation, KEEP_STRUCTURED_BYTES, KEEP_TEXT_BYTES, Message, intern};
 use super::raw::{borrowed_str, is_true, raw_str};
 use super::tool_schema::{ToolView, tool_def};
 use crate::model::jsonstr::{base64_sizes, decoded_len};
@@ -96,6 +96,11 @@ pub const TRUNCATION_MARKERS: &[&str] = &[
     "exceeds maximum allowed tokens",
 ];
 
+/// A content block's `type`, `?` when it has none.
+fn block_type<'b>(b: &'b Block<'_>) -> &'b str {
+    b.kind.as_deref().unwrap_or("?")
+}
+
 pub(super) fn read_result(r: ResultView, m: &mut Message) {
     m.is_error = r.is_error.and_then(|v| match v.get() {
         "true" => Some(true),
@@ -112,13 +117,13 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
     let mut first_text: Option<&RawValue> = None;
     let has_structured = r.structured.is_some_and(|s| s.get() != "null");
     if let Some(blocks) = &r.content {
-        let mut types = String::new();
+        // The list of types is shared (few lists recur): one block's type is looked up as it is.
+        m.content_types = Some(match blocks.as_slice() {
+            [one] => intern(block_type(one)),
+            more => intern(&more.iter().map(block_type).collect::<Vec<_>>().join(",")),
+        });
         m.content_blocks = blocks.len() as u32;
         for b in blocks {
-            if !types.is_empty() {
-                types.push(',');
-            }
-            types.push_str(b.kind.as_deref().unwrap_or("?"));
             if let Some(text) = b.text {
                 m.text_bytes += decoded_len(text.get());
                 if first_text.is_none() {
@@ -146,7 +151,6 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
                 }
             }
         }
-        m.content_types = Some(types);
     }
     if (has_structured || m.is_error == Some(true)) && let Some(text) = first_text.filter(|t| t.get().len() <= KEEP_TEXT_BYTES) {
         m.first_text = serde_json::from_str::<String>(text.get()).ok();
