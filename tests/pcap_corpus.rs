@@ -92,7 +92,7 @@ fn check_capture(capture: &str, file: &str) {
         .map(|f| Message {
             dir: f.direction.map(Direction::as_str).unwrap_or("?").to_string(),
             len: f.wire_bytes,
-            session: f.session.clone(),
+            session: f.session.as_deref().map(str::to_string),
             raw: f.payload.clone(),
         })
         .collect();
