@@ -14,6 +14,9 @@ use std::sync::Arc;
 use super::message::{Kind, Message, Parsed};
 use crate::ingest::frame::{Direction, Frame, Transport};
 
+/// A channel and a request id on it, both shared with the frames that name them.
+type ChannelId = (Arc<str>, Arc<str>);
+
 /// Routes frames of one capture from their channel to their conversation.
 #[derive(Default)]
 pub(crate) struct Conversations {
@@ -26,7 +29,7 @@ pub(crate) struct Conversations {
     /// (channel, request id) → the conversations of requests with that id on a pipe that
     /// carries conversations, oldest first: two clients on one pipe may both send id 1, and
     /// the answers are taken in request order. Removed when answered.
-    by_id: HashMap<(Arc<str>, Arc<str>), VecDeque<Arc<str>>>,
+    by_id: HashMap<ChannelId, VecDeque<Arc<str>>>,
     /// Channel → its latest conversation.
     latest: HashMap<Arc<str>, Arc<str>>,
     /// Pipe → the first client identity it carried, whose conversation keeps the pipe's name.
