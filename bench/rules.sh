@@ -2,7 +2,8 @@
 # mcpsift rules over a dataset against DuckDB running the same rule files over the same parts:
 # `mcpsift check DS --format json` and `contrib/duckdb/run_rules.py DS queries`, in turns, N
 # times each; prints each run, the medians, the ratio (DuckDB's median / mcpsift's: above 1,
-# mcpsift is faster) and mcpsift's peak RSS against the 1 GB bound. See bench/README.md.
+# mcpsift is faster), both sides' median CPU (user+sys) and mcpsift's peak RSS against the 1 GB
+# bound. See bench/README.md.
 #
 # Usage: bench/rules.sh DATASET [--repeat N]
 #   DATASET      a folder `mcpsift tables ... --out DATASET` wrote (e.g. of the fleet logs:
@@ -33,9 +34,9 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/mcpsift-rules.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
 for ((i = 1; i <= REPEAT; i++)); do
-    /usr/bin/time -f "mcpsift %e %M" -a -o "$WORK/times" "$MCPSIFT" check "$DS" --format json > "$WORK/check.json" 2> "$WORK/check.err" \
+    /usr/bin/time -f "mcpsift %e %M %U %S" -a -o "$WORK/times" "$MCPSIFT" check "$DS" --format json > "$WORK/check.json" 2> "$WORK/check.err" \
         || { [[ $? == 1 ]] || { cat "$WORK/check.err" >&2; exit 2; }; }
-    /usr/bin/time -f "duckdb %e %M" -a -o "$WORK/times" "$PY" "$REPO/contrib/duckdb/run_rules.py" "$DS" "$REPO/queries" > "$WORK/duckdb.jsonl" 2> "$WORK/duckdb.err" \
+    /usr/bin/time -f "duckdb %e %M %U %S" -a -o "$WORK/times" "$PY" "$REPO/contrib/duckdb/run_rules.py" "$DS" "$REPO/queries" > "$WORK/duckdb.jsonl" 2> "$WORK/duckdb.err" \
         || { cat "$WORK/duckdb.err" >&2; exit 2; }
 done
 python3 - "$WORK/times" "$WORK/check.json" "$WORK/duckdb.jsonl" <<'PY'
@@ -49,6 +50,8 @@ peak = max(int(r[2]) // 1024 for r in rows if r[0] == "mcpsift")
 findings = len(json.load(open(sys.argv[2]))["findings"])
 duck = sum(1 for l in open(sys.argv[3]) if l.strip())
 print(f"median   mcpsift {med['mcpsift']:.2f} s, DuckDB {med['duckdb']:.2f} s: mcpsift {med['duckdb'] / med['mcpsift']:.2f}x DuckDB (target 1x)")
+cpu = {who: statistics.median(float(r[3]) + float(r[4]) for r in rows if r[0] == who) for who in ("mcpsift", "duckdb")}
+print(f"cpu      median user+sys mcpsift {cpu['mcpsift']:.2f} s, DuckDB {cpu['duckdb']:.2f} s: mcpsift {cpu['duckdb'] / cpu['mcpsift']:.2f}x DuckDB's CPU (info)")
 print(f"memory   mcpsift peak {peak} MB (bound 1024 MB): {'pass' if peak < 1024 else 'FAIL'}")
 print(f"findings mcpsift {findings}, DuckDB {duck}")
 PY
