@@ -170,8 +170,13 @@ pub enum Parsed {
 /// Method and tool names read on this thread, shared: a message's method and tool go to its
 /// frame row and its call row, and a response's frame row takes its request's, so a name is
 /// one allocation however many rows and messages carry it. Cleared past [`INTERNED_MAX`] names
-/// (a capture with a new name in every message costs what copies did).
+/// (a capture with a new name in every message costs what copies did). A name longer than
+/// [`INTERNED_MAX_BYTES`] is not kept (a result's list of block types grows with its blocks):
+/// what the thread holds stays bounded by count times length, not by the largest frames seen.
 pub fn intern(name: &str) -> Arc<str> {
+    if name.len() > INTERNED_MAX_BYTES {
+        return Arc::from(name);
+    }
     thread_local! {
         static NAMES: std::cell::RefCell<std::collections::HashSet<Arc<str>>> = std::cell::RefCell::default();
     }
@@ -190,3 +195,22 @@ pub fn intern(name: &str) -> Arc<str> {
 
 /// Names [`intern`] keeps per thread.
 const INTERNED_MAX: usize = 4096;
+/// The longest name [`intern`] keeps.
+const INTERNED_MAX_BYTES: usize = 256;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_name_is_shared_and_a_long_one_is_not_kept() {
+        let (a, b) = (intern("tools/call"), intern("tools/call"));
+        assert!(Arc::ptr_eq(&a, &b), "one allocation for a name seen twice");
+        let long = vec!["text"; 100].join(",");
+        let (c, d) = (intern(&long), intern(&long));
+        assert_eq!((&*c, &*d), (long.as_str(), long.as_str()));
+        assert!(!Arc::ptr_eq(&c, &d), "a {}-byte list is not kept", long.len());
+        let edge = "x".repeat(INTERNED_MAX_BYTES);
+        assert!(Arc::ptr_eq(&intern(&edge), &intern(&edge)), "the longest kept name is kept");
+    }
+}
