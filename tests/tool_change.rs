@@ -79,3 +79,26 @@ fn check_against_a_baseline_reports_what_changed_since() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 3"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_dataset_answers_from_the_table_its_writer_stored_and_an_older_one_from_its_tools() {
+    let log = samples().join("tool_change/mcp-server-inventory.log");
+    let ds = temp_dir("tool-change-ds");
+    let out = mcpsift(&["tables", log.to_str().unwrap(), "-q", "--out", ds.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let manifest_path = ds.join("manifest.json");
+    let mut manifest = read_json(&manifest_path);
+    assert_eq!(manifest["tool_changes_stored"], true, "the writer says it stored the table");
+    let part = manifest["tool_changes"]["file"].as_str().expect("the changes have a part").to_string();
+    assert_matches_truth(&findings(&[ds.to_str().unwrap()]), "(since session inventory)");
+    // The stored part is what the dataset answers from: without it (a writer that stored
+    // nothing) the same changes are computed from the listed tools.
+    manifest.as_object_mut().unwrap().remove("tool_changes_stored");
+    std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    assert_matches_truth(&findings(&[ds.to_str().unwrap()]), "(since session inventory)");
+    // A stored part that is not readable is not read either.
+    manifest["tool_changes_stored"] = Value::Bool(true);
+    std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    std::fs::write(ds.join(&part), b"not parquet").unwrap();
+    assert_matches_truth(&findings(&[ds.to_str().unwrap()]), "(since session inventory)");
+}

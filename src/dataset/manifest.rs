@@ -92,13 +92,17 @@ pub struct Manifest {
     /// when a query names it, with `check --baseline` too).
     #[serde(default)]
     pub tool_changes: Option<Part>,
+    /// Whether the writer stored `tool_changes` (no part: it has no rows). Older writers did
+    /// not say; mcpsift then computes the table when a query names it.
+    #[serde(default)]
+    pub tool_changes_stored: bool,
     /// Inputs in reading order (the order rows are scanned in).
     pub inputs: Vec<InputEntry>,
 }
 
 impl Manifest {
     pub fn new(options: String) -> Self {
-        Manifest { format: FORMAT.into(), schema_version: schema_version(), mcpsift_version: env!("CARGO_PKG_VERSION").into(), options, limits: None, tool_changes: None, inputs: Vec::new() }
+        Manifest { format: FORMAT.into(), schema_version: schema_version(), mcpsift_version: env!("CARGO_PKG_VERSION").into(), options, limits: None, tool_changes: None, tool_changes_stored: false, inputs: Vec::new() }
     }
 
     pub fn path(dir: &Path) -> PathBuf {

@@ -56,6 +56,11 @@ impl Dataset {
             inputs: self.manifest.inputs.clone(),
             limits: crate::model::schema::Table::to_df(&limits.iter().collect::<Vec<_>>())?,
             piece_frames: PIECE_FRAMES,
+            tool_changes: match &self.manifest.tool_changes {
+                _ if !self.manifest.tool_changes_stored => None,
+                Some(part) if part_problem(&self.dir, part).is_some() => None,
+                part => Some(part.clone()),
+            },
         })
     }
 }
@@ -93,6 +98,9 @@ pub struct DatasetSource {
     limits: DataFrame,
     /// Consecutive captures are queried together up to this many frames ([`PIECE_FRAMES`]).
     piece_frames: u64,
+    /// The `tool_changes` table the writer stored over every capture (`Some(None)`: stored
+    /// with no rows, so no part), when it did and its part is readable.
+    tool_changes: Option<Option<Part>>,
 }
 
 /// Some whole captures' tables of a dataset.
@@ -119,6 +127,13 @@ impl DatasetSource {
 impl TableSource for DatasetSource {
     fn table(&self, name: &str) -> PolarsResult<LazyFrame> {
         scan(&self.dir, &self.inputs, &self.limits, name)
+    }
+
+    fn stored(&self, name: &str) -> Option<LazyFrame> {
+        let stored = self.tool_changes.as_ref().filter(|_| name == super::write::TOOL_CHANGES)?;
+        let Some(part) = stored else { return crate::model::tool_changes::tool_changes(&[], None).ok().map(DataFrame::lazy) };
+        let path = PlRefPath::new(self.dir.join(&part.file).display().to_string());
+        LazyFrame::scan_parquet_files(std::iter::once(path).collect(), ScanArgsParquet { glob: false, ..ScanArgsParquet::default() }).ok()
     }
 
     fn by_capture(&self) -> Option<Vec<Box<dyn TableSource + '_>>> {

@@ -154,6 +154,7 @@ impl Writer {
             summary.tables.push((table, parts.iter().map(|p| p.rows).sum(), parts.len()));
         }
         manifest.tool_changes = tool_changes_part(&self.dir, &manifest)?;
+        manifest.tool_changes_stored = true;
         write_schema_files(&self.dir)?;
         manifest.write(&self.dir)?;
         remove_unnamed(&self.dir, &manifest);

@@ -24,6 +24,11 @@ pub trait TableSource: Sync {
     fn baseline(&self) -> Option<&crate::model::tool_changes::Baseline> {
         None
     }
+    /// The table `name` of those computed at query time (`tool_changes`) as stored with these
+    /// tables, if it was, for a run without a baseline; `None`: computed when a query names it.
+    fn stored(&self, _name: &str) -> Option<LazyFrame> {
+        None
+    }
 }
 
 /// A source with a baseline to compare tool definitions with (`check --baseline`).
