@@ -81,24 +81,30 @@ fn check_against_a_baseline_reports_what_changed_since() {
 }
 
 #[test]
-fn a_dataset_answers_from_the_table_its_writer_stored_and_an_older_one_from_its_tools() {
+fn a_dataset_answers_from_the_table_its_writer_stored_and_otherwise_from_its_tools() {
     let log = samples().join("tool_change/mcp-server-inventory.log");
     let ds = temp_dir("tool-change-ds");
     let out = mcpsift(&["tables", log.to_str().unwrap(), "-q", "--out", ds.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let manifest_path = ds.join("manifest.json");
     let mut manifest = read_json(&manifest_path);
-    assert_eq!(manifest["tool_changes_stored"], true, "the writer says it stored the table");
+    let over = manifest["tool_changes_over"].as_str().expect("the writer says which inputs it stored the table of").to_string();
     let part = manifest["tool_changes"]["file"].as_str().expect("the changes have a part").to_string();
     assert_matches_truth(&findings(&[ds.to_str().unwrap()]), "(since session inventory)");
-    // The stored part is what the dataset answers from: without it (a writer that stored
-    // nothing) the same changes are computed from the listed tools.
-    manifest.as_object_mut().unwrap().remove("tool_changes_stored");
-    std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let mut rewrite = |edit: &dyn Fn(&mut Value)| {
+        edit(&mut manifest);
+        std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    };
+    // Stored by a writer that did not say (an older one), or over other inputs (a manifest
+    // merged by another program): the same changes, computed from the listed tools.
+    rewrite(&|m| _ = m.as_object_mut().unwrap().remove("tool_changes_over"));
+    assert_matches_truth(&findings(&[ds.to_str().unwrap()]), "(since session inventory)");
+    rewrite(&|m| m["tool_changes_over"] = Value::from("0123456789abcdef"));
+    rewrite(&|m| _ = m.as_object_mut().unwrap().remove("tool_changes"));
     assert_matches_truth(&findings(&[ds.to_str().unwrap()]), "(since session inventory)");
     // A stored part that is not readable is not read either.
-    manifest["tool_changes_stored"] = Value::Bool(true);
-    std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    rewrite(&|m| m["tool_changes_over"] = Value::from(over.clone()));
+    rewrite(&|m| m["tool_changes"] = serde_json::json!({"file": part.clone(), "rows": 1, "bytes": 11}));
     std::fs::write(ds.join(&part), b"not parquet").unwrap();
     assert_matches_truth(&findings(&[ds.to_str().unwrap()]), "(since session inventory)");
 }

@@ -553,7 +553,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="mcpsift-driver-") as tmp:
         ds, empty = driver_dataset(binary, args.tables_arg, tmp)
-        manifest = {k: v for k, v in empty.items() if k != "inputs"}
+        # Not the empty dataset's tool_changes: the driver's manifest has no stored table.
+        manifest = {k: v for k, v in empty.items() if k not in ("inputs", "tool_changes", "tool_changes_over")}
 
         # 1. list, plan
         t_list = time.time()

@@ -92,17 +92,26 @@ pub struct Manifest {
     /// when a query names it, with `check --baseline` too).
     #[serde(default)]
     pub tool_changes: Option<Part>,
-    /// Whether the writer stored `tool_changes` (no part: it has no rows). Older writers did
-    /// not say; mcpsift then computes the table when a query names it.
+    /// The inputs the stored `tool_changes` was computed over ([`Manifest::inputs_key`]; no
+    /// part: it has no rows). mcpsift reads the stored table only when this names the inputs
+    /// of this manifest: a manifest merged by another program (the Spark driver) or one of an
+    /// older writer (without it) has the table computed when a query names it.
     #[serde(default)]
-    pub tool_changes_stored: bool,
+    pub tool_changes_over: Option<String>,
     /// Inputs in reading order (the order rows are scanned in).
     pub inputs: Vec<InputEntry>,
 }
 
 impl Manifest {
     pub fn new(options: String) -> Self {
-        Manifest { format: FORMAT.into(), schema_version: schema_version(), mcpsift_version: env!("CARGO_PKG_VERSION").into(), options, limits: None, tool_changes: None, tool_changes_stored: false, inputs: Vec::new() }
+        Manifest { format: FORMAT.into(), schema_version: schema_version(), mcpsift_version: env!("CARGO_PKG_VERSION").into(), options, limits: None, tool_changes: None, tool_changes_over: None, inputs: Vec::new() }
+    }
+
+    /// A hash of every input's part files, in reading order: what a table computed over all of
+    /// them (`tool_changes`) is of.
+    pub fn inputs_key(&self) -> String {
+        let parts: Vec<Vec<&Part>> = self.inputs.iter().map(|e| e.all_parts().collect()).collect();
+        blake3::hash(format!("{parts:?}").as_bytes()).to_hex()[..16].to_string()
     }
 
     pub fn path(dir: &Path) -> PathBuf {

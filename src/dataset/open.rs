@@ -57,7 +57,7 @@ impl Dataset {
             limits: crate::model::schema::Table::to_df(&limits.iter().collect::<Vec<_>>())?,
             piece_frames: PIECE_FRAMES,
             tool_changes: match &self.manifest.tool_changes {
-                _ if !self.manifest.tool_changes_stored => None,
+                _ if self.manifest.tool_changes_over != Some(self.manifest.inputs_key()) => None,
                 Some(part) if part_problem(&self.dir, part).is_some() => None,
                 part => Some(part.clone()),
             },

@@ -154,7 +154,7 @@ impl Writer {
             summary.tables.push((table, parts.iter().map(|p| p.rows).sum(), parts.len()));
         }
         manifest.tool_changes = tool_changes_part(&self.dir, &manifest)?;
-        manifest.tool_changes_stored = true;
+        manifest.tool_changes_over = Some(manifest.inputs_key());
         write_schema_files(&self.dir)?;
         manifest.write(&self.dir)?;
         remove_unnamed(&self.dir, &manifest);
@@ -172,7 +172,7 @@ fn tool_changes_part(dir: &Path, manifest: &Manifest) -> Result<Option<Part>, Da
     let scan = |table: &'static str| super::open::scan(dir, &manifest.inputs, &none, table).map_err(write_err);
     let listed = server_tools(scan("tools")?, scan("sessions")?, scan("pages")?).map_err(write_err)?;
     let df = tool_changes(&listed, None).map_err(write_err)?;
-    let stem = format!("part-changes-{}", &blake3::hash(format!("{:?}", manifest.inputs.iter().map(|e| e.all_parts().collect::<Vec<_>>()).collect::<Vec<_>>()).as_bytes()).to_hex()[..16]);
+    let stem = format!("part-changes-{}", manifest.inputs_key());
     Ok(TableParts::new(dir, TOOL_CHANGES, &stem).finish(df)?.into_iter().next())
 }
 
