@@ -478,4 +478,10 @@ pub trait Sink {
     fn spare_payload(&mut self) -> Option<Vec<u8>> {
         None
     }
+    /// An emptied used payload of at least `len` bytes' capacity to fill, when the sink has
+    /// one to spare (the pipeline's channel recycles them): what an HTTP body or an SSE event
+    /// grows into instead of fresh pages.
+    fn payload_for(&mut self, _len: usize) -> Option<Vec<u8>> {
+        None
+    }
 }

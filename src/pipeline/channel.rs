@@ -214,20 +214,24 @@ impl Sink for ChannelSink {
     }
     /// `bytes` copied into the smallest recycled payload that holds them, or into a new one.
     fn copy_payload(&mut self, bytes: &[u8]) -> Vec<u8> {
-        let len = bytes.len();
-        if len < RECYCLE_MIN_BYTES {
-            return bytes.to_vec();
-        }
-        let fits = self.payloads.iter().enumerate().filter(|(_, p)| p.capacity() >= len).min_by_key(|(_, p)| p.capacity()).map(|(i, _)| i);
-        match fits {
-            Some(i) => {
-                let mut payload = self.payloads.swap_remove(i);
-                payload.clear();
+        match self.payload_for(bytes.len()) {
+            Some(mut payload) => {
                 payload.extend_from_slice(bytes);
                 payload
             }
             None => bytes.to_vec(),
         }
+    }
+    /// The smallest recycled payload that holds `len` bytes, emptied; none below
+    /// [`RECYCLE_MIN_BYTES`] (the allocator reuses small ones well by itself).
+    fn payload_for(&mut self, len: usize) -> Option<Vec<u8>> {
+        if len < RECYCLE_MIN_BYTES {
+            return None;
+        }
+        let i = self.payloads.iter().enumerate().filter(|(_, p)| p.capacity() >= len).min_by_key(|(_, p)| p.capacity()).map(|(i, _)| i)?;
+        let mut payload = self.payloads.swap_remove(i);
+        payload.clear();
+        Some(payload)
     }
     /// The largest recycled payload, its old contents still in it.
     fn spare_payload(&mut self) -> Option<Vec<u8>> {

@@ -118,4 +118,7 @@ impl Sink for Counting<'_> {
     fn spare_payload(&mut self) -> Option<Vec<u8>> {
         self.inner.spare_payload()
     }
+    fn payload_for(&mut self, len: usize) -> Option<Vec<u8>> {
+        self.inner.payload_for(len)
+    }
 }

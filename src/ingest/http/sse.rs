@@ -385,6 +385,22 @@ impl SseParser {
         }
     }
 
+    /// The capacity the event's data would want to take `incoming` more bytes without growing,
+    /// when it would have to grow: a used buffer that large can be handed in ([`Self::give_room`]).
+    pub fn room_wanted(&self, incoming: usize) -> Option<usize> {
+        let needed = self.data.len().saturating_add(incoming);
+        (needed > self.data.capacity()).then(|| needed.min(usize::try_from(self.max_data_bytes).unwrap_or(usize::MAX)))
+    }
+
+    /// Moves the event's data so far into `room` when that holds more, and goes on filling it.
+    pub fn give_room(&mut self, mut room: Vec<u8>) {
+        if room.capacity() > self.data.capacity() {
+            room.clear();
+            room.extend_from_slice(&self.data);
+            self.data = room;
+        }
+    }
+
     fn push_data(&mut self, bytes: &[u8]) {
         let room = self.max_data_bytes.saturating_sub(self.data.len() as u64);
         let take = (bytes.len() as u64).min(room) as usize;
@@ -492,6 +508,35 @@ mod tests {
                 assert_eq!(counted, wire.len() as u64, "{wire:?} gap {end_by_gap}");
             }
         }
+    }
+
+    #[test]
+    fn an_event_goes_on_in_a_buffer_handed_in_and_its_data_stays_whole() {
+        // Every split of a two-line event before its end, with room handed in before the second
+        // part: the data is the same, and it is the buffer handed in that the event carries.
+        let wire = b"event: x\ndata: {\"a\":\ndata: \"bc\"}\n\n";
+        for split in 0..wire.len() {
+            let mut p = SseParser::new(1 << 20);
+            let mut out = Vec::new();
+            p.feed(&wire[..split], 0, None, &mut out);
+            let room = p.room_wanted(4096).expect("the data would have to grow for 4 KiB more");
+            assert!(room >= 4096, "split {split}");
+            let given = Vec::with_capacity(64 << 10);
+            let given_at = given.as_ptr();
+            p.give_room(given);
+            assert!(p.room_wanted(4096).is_none(), "split {split}: room enough now");
+            p.feed(&wire[split..], split as u64, None, &mut out);
+            assert_eq!(datas(&out), vec![("x", "{\"a\":\n\"bc\"}")], "split {split}");
+            assert_eq!(out[0].data.as_ptr(), given_at, "split {split}: the event's data is the buffer handed in");
+        }
+        // A buffer smaller than the data's own is not taken; the cap bounds what is asked.
+        let mut p = SseParser::new(100);
+        let mut out = Vec::new();
+        p.feed(b"data: abc", 0, None, &mut out);
+        assert_eq!(p.room_wanted(1 << 20), Some(100));
+        p.give_room(Vec::new());
+        p.feed(b"\n\n", 9, None, &mut out);
+        assert_eq!(datas(&out), vec![("message", "abc")]);
     }
 
     #[test]

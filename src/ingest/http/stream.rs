@@ -224,6 +224,11 @@ impl HttpConnection {
     /// Body bytes; returns how many of `rest` belong to the body.
     fn body(&mut self, side: Side, at: u64, rest: &[u8], ts_us: Option<i64>, env: &mut HttpEnv<'_>) -> usize {
         let DirState::Body(body) = &mut self.dirs[side.index()].state else { return 0 };
+        if let Some(len) = body.content.room_wanted(rest.len())
+            && let Some(room) = env.sink.payload_for(len)
+        {
+            body.content.give_room(room);
+        }
         let read = body.read(at, rest, ts_us, &mut env.framing);
         self.emit_outputs(side, env);
         if let Some(why) = read.broken {
