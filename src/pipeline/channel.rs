@@ -165,7 +165,9 @@ impl ChannelSink {
         }
     }
 
-    fn send(&mut self) {
+    /// Takes back the batches the model is done with: their large payloads to fill again, one
+    /// emptied batch to fill next.
+    fn take_spent(&mut self) {
         while let Ok(mut spent) = self.spent.try_recv() {
             for item in spent.drain(..) {
                 if let SinkItem::Frame(f) = item {
@@ -174,6 +176,10 @@ impl ChannelSink {
             }
             self.spare.get_or_insert(spent);
         }
+    }
+
+    fn send(&mut self) {
+        self.take_spent();
         if !self.batch.is_empty() {
             self.batch_bytes = 0;
             let next = self.spare.take().unwrap_or_else(|| Vec::with_capacity(CHANNEL_BATCH_ITEMS));
@@ -228,7 +234,15 @@ impl Sink for ChannelSink {
         if len < RECYCLE_MIN_BYTES {
             return None;
         }
-        let i = self.payloads.iter().enumerate().filter(|(_, p)| p.capacity() >= len).min_by_key(|(_, p)| p.capacity()).map(|(i, _)| i)?;
+        let fits = |payloads: &[Vec<u8>]| payloads.iter().enumerate().filter(|(_, p)| p.capacity() >= len).min_by_key(|(_, p)| p.capacity()).map(|(i, _)| i);
+        // None kept fits: the model may have handed some back since the last batch was sent.
+        let i = match fits(&self.payloads) {
+            Some(i) => i,
+            None => {
+                self.take_spent();
+                fits(&self.payloads)?
+            }
+        };
         let mut payload = self.payloads.swap_remove(i);
         payload.clear();
         Some(payload)
@@ -281,6 +295,19 @@ mod tests {
         assert!(sink.payloads.is_empty());
         let bigger = sink.copy_payload(&vec![4u8; 2 << 20]);
         assert!(bigger.len() == 2 << 20 && bigger.as_ptr() != large_at, "nothing recycled fits: a new one");
+    }
+
+    #[test]
+    fn a_payload_asked_for_is_taken_from_batches_handed_back_since_the_last_send() {
+        let (mut sink, spent, _sent) = sink();
+        assert!(sink.payload_for(1 << 20).is_none(), "nothing kept, nothing handed back");
+        let large = vec![7u8; 2 << 20];
+        let large_at = large.as_ptr();
+        spent.send(vec![frame_of(large)]).unwrap();
+        // No batch sent since: the payload asked for still comes from the one handed back.
+        let room = sink.payload_for(1 << 20).expect("the handed-back payload fits");
+        assert!(room.is_empty() && room.as_ptr() == large_at && room.capacity() >= 2 << 20);
+        assert!(sink.payload_for(64).is_none(), "none below RECYCLE_MIN_BYTES");
     }
 
     #[test]
