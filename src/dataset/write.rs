@@ -153,8 +153,9 @@ impl Writer {
             let parts: Vec<&Part> = manifest.inputs.iter().flat_map(|e| e.parts.get(table).into_iter().flatten()).collect();
             summary.tables.push((table, parts.iter().map(|p| p.rows).sum(), parts.len()));
         }
-        manifest.tool_changes = tool_changes_part(&self.dir, &manifest)?;
-        manifest.tool_changes_over = Some(manifest.inputs_key());
+        let inputs_key = manifest.inputs_key();
+        manifest.tool_changes = tool_changes_part(&self.dir, &manifest, &inputs_key)?;
+        manifest.tool_changes_over = Some(inputs_key);
         write_schema_files(&self.dir)?;
         manifest.write(&self.dir)?;
         remove_unnamed(&self.dir, &manifest);
@@ -163,8 +164,9 @@ impl Writer {
 }
 
 /// The `tool_changes` table over every capture the manifest names (it compares sessions
-/// across captures, so it is the dataset's, not a capture's), for engines other than mcpsift.
-fn tool_changes_part(dir: &Path, manifest: &Manifest) -> Result<Option<Part>, DatasetError> {
+/// across captures, so it is the dataset's, not a capture's), for engines other than mcpsift;
+/// its part is named after `inputs_key` ([`Manifest::inputs_key`]).
+fn tool_changes_part(dir: &Path, manifest: &Manifest, inputs_key: &str) -> Result<Option<Part>, DatasetError> {
     use crate::model::tool_changes::{server_tools, tool_changes};
     use polars::prelude::*;
     let write_err = |e: PolarsError| DatasetError::Write { table: TOOL_CHANGES, reason: e.to_string() };
@@ -172,7 +174,7 @@ fn tool_changes_part(dir: &Path, manifest: &Manifest) -> Result<Option<Part>, Da
     let scan = |table: &'static str| super::open::scan(dir, &manifest.inputs, &none, table).map_err(write_err);
     let listed = server_tools(scan("tools")?, scan("sessions")?, scan("pages")?).map_err(write_err)?;
     let df = tool_changes(&listed, None).map_err(write_err)?;
-    let stem = format!("part-changes-{}", manifest.inputs_key());
+    let stem = format!("part-changes-{inputs_key}");
     Ok(TableParts::new(dir, TOOL_CHANGES, &stem).finish(df)?.into_iter().next())
 }
 

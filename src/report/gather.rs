@@ -385,7 +385,7 @@ struct LatencyMerge {
 /// One piece's logical tool calls (`latency_groups.sql`) grouped by tool, client name and
 /// client version, a NULL key named '?'. A row's group is looked up by the three columns' views
 /// (a short name is its view; a long one, a place in its chunk's buffers): among the few groups
-/// met last ([`Recent`]), then hashed, and by the names only for a view not seen in the chunk.
+/// last found by hashing ([`Recent`]), then hashed, and by the names only for a view not seen in the chunk.
 /// Hashing the three names of every call was a third of this summary; hashing their views, on
 /// the 10 GB fleet dataset (585 K tool calls a capture, 5 tools), 40 ns a call.
 fn latency_piece(df: &DataFrame) -> Result<Vec<(LatencyKey, LatencyMerge)>, DocumentError> {
@@ -456,8 +456,8 @@ fn view_key(a: &<StringType as PolarsDataType>::Array, i: usize) -> u128 {
     if a.get(i).is_some() { a.views()[i].as_u128() } else { u128::MAX }
 }
 
-/// The groups met last, by their keys' views, most recent first: a piece's tool calls come in
-/// runs of few groups (a capture's client, a handful of tools), and comparing a key with a few
+/// The groups last found by hashing, by their keys' views, newest first: a piece's tool calls
+/// fall in few groups (a capture's client, a handful of tools), and comparing a key with a few
 /// others costs less than hashing it.
 #[derive(Default)]
 struct Recent {
@@ -474,7 +474,7 @@ impl Recent {
         // Field by field: comparing the arrays whole called memcmp.
         (0..self.len).find(|&j| self.keys[j][0] == key[0] && self.keys[j][1] == key[1] && self.keys[j][2] == key[2]).map(|j| self.groups[j])
     }
-    /// Keeps `key`'s group, dropping the one met longest ago when full.
+    /// Keeps `key`'s group, dropping the oldest kept when full.
     fn put(&mut self, key: [u128; 3], group: usize) {
         let last = self.len.min(RECENT - 1);
         self.keys.copy_within(0..last, 1);

@@ -13,7 +13,7 @@
 use crate::ingest::frame::{Skip, SkipReason};
 use crate::ingest::http::encoding::ContentDecoder;
 use crate::ingest::http::framing::HttpFramingBytes;
-use crate::ingest::http::sse::{SseEvent, SseParser};
+use crate::ingest::http::sse::{SseEvent, SseParser, move_into_larger, room_wanted};
 
 /// Body bytes quoted in an `http_status` event.
 const ERROR_PREVIEW_BYTES: usize = 200;
@@ -145,10 +145,7 @@ impl BodyContent {
     /// wire bytes without growing, when it would have to grow ([`Self::give_room`]).
     pub fn room_wanted(&self, incoming: usize) -> Option<usize> {
         match &self.sink {
-            ContentSink::Json { buf, expected, .. } if self.lost_bytes == 0 => {
-                let needed = buf.len().saturating_add(incoming).max(*expected);
-                (needed > buf.capacity()).then(|| needed.min(usize::try_from(self.max_frame_bytes).unwrap_or(usize::MAX)))
-            }
+            ContentSink::Json { buf, expected, .. } if self.lost_bytes == 0 => room_wanted(buf, buf.len().saturating_add(incoming).max(*expected), self.max_frame_bytes),
             ContentSink::Sse(parser) => parser.room_wanted(incoming),
             _ => None,
         }
@@ -157,13 +154,9 @@ impl BodyContent {
     /// A used buffer (recycled by the sink frames go to) to go on filling instead of growing
     /// into fresh pages: on `big.pcap` every large result was a new buffer doubled up to its
     /// size, and faulting it in was a third of the CPU time.
-    pub fn give_room(&mut self, mut room: Vec<u8>) {
+    pub fn give_room(&mut self, room: Vec<u8>) {
         match &mut self.sink {
-            ContentSink::Json { buf, .. } if room.capacity() > buf.capacity() => {
-                room.clear();
-                room.extend_from_slice(buf);
-                *buf = room;
-            }
+            ContentSink::Json { buf, .. } => move_into_larger(buf, room),
             ContentSink::Sse(parser) => parser.give_room(room),
             _ => {}
         }

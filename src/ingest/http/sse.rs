@@ -388,17 +388,12 @@ impl SseParser {
     /// The capacity the event's data would want to take `incoming` more bytes without growing,
     /// when it would have to grow: a used buffer that large can be handed in ([`Self::give_room`]).
     pub fn room_wanted(&self, incoming: usize) -> Option<usize> {
-        let needed = self.data.len().saturating_add(incoming);
-        (needed > self.data.capacity()).then(|| needed.min(usize::try_from(self.max_data_bytes).unwrap_or(usize::MAX)))
+        room_wanted(&self.data, self.data.len().saturating_add(incoming), self.max_data_bytes)
     }
 
     /// Moves the event's data so far into `room` when that holds more, and goes on filling it.
-    pub fn give_room(&mut self, mut room: Vec<u8>) {
-        if room.capacity() > self.data.capacity() {
-            room.clear();
-            room.extend_from_slice(&self.data);
-            self.data = room;
-        }
+    pub fn give_room(&mut self, room: Vec<u8>) {
+        move_into_larger(&mut self.data, room);
     }
 
     fn push_data(&mut self, bytes: &[u8]) {
@@ -447,6 +442,22 @@ impl SseParser {
         self.data_bytes = 0;
         self.data_offset = None;
         self.gap_note = None;
+    }
+}
+
+/// The capacity `buf` would want to hold `needed` bytes (at most `cap`), when it would have to
+/// grow for them: what an SSE event's data or a JSON body asks the sink for.
+pub(super) fn room_wanted(buf: &Vec<u8>, needed: usize, cap: u64) -> Option<usize> {
+    (needed > buf.capacity()).then(|| needed.min(usize::try_from(cap).unwrap_or(usize::MAX)))
+}
+
+/// Moves `buf`'s bytes into `room` and keeps that instead, when `room` holds more: a used
+/// buffer goes on filling where `buf` would have grown into fresh pages.
+pub(super) fn move_into_larger(buf: &mut Vec<u8>, mut room: Vec<u8>) {
+    if room.capacity() > buf.capacity() {
+        room.clear();
+        room.extend_from_slice(buf);
+        *buf = room;
     }
 }
 
