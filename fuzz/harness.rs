@@ -294,6 +294,16 @@ pub fn body(data: &[u8]) {
     assert_closes(&sink, (request.len() + wire.len()) as u64, 0, cap, "body");
 }
 
+/// The skimmer against serde: every payload is read the same with it as without it, HTTP
+/// requests' scalar arguments asked for or not.
+pub fn skim(data: &[u8]) {
+    for scalar_args in [false, true] {
+        let ours = mcpsift::model::message::parse_payload_for(data, scalar_args);
+        let serdes = mcpsift::model::message::parse_payload_by_serde(data, scalar_args);
+        assert_eq!(ours, serdes, "skimmed differently: {:?}", String::from_utf8_lossy(data));
+    }
+}
+
 /// The message model on arbitrary JSON: classification and measuring of one payload, and
 /// outputSchema validation (schema and instance split at the first 0xff byte).
 pub fn message(data: &[u8]) {

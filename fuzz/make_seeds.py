@@ -101,8 +101,13 @@ for path in [S("stdio_py", "s2c.log"), S("stdio_py", "c2s.log"), S("stdio_ts", "
     for line in read(path, 1 << 20).splitlines():
         if 10 < len(line) < 4096 and n < 40:
             put("message", "line%02d" % n, line)
+            put("skim", "line%02d" % n, line)
             n += 1
 schema = json.dumps({"type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"], "additionalProperties": False}).encode()
 put("message", "schema_pair", schema + b"\xff" + b'{"total": 3, "extra": true}')
 put("message", "deep", b'{"jsonrpc":"2.0","id":1,"result":{"structuredContent":' + b"[" * 200 + b"]" * 200 + b"}}")
+# The skimmer's common shapes as the bench's small.log has them, and ones it leaves to serde.
+put("skim", "call_meta", b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_query","arguments":{"sql":"x \\u00e9","timeout_ms":283},"_meta":{"progressToken":3}}}')
+put("skim", "structured", b'{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"m\\n"}],"structuredContent":{"matches":4,"truncated":true},"isError":false}}')
+put("skim", "batch_escaped_key", b'[{"jsonrpc":"2.0","\\u0069d":1,"method":"ping"},{"jsonrpc":"2.0","id":1,"id":2,"error":{"code":-1,"message":"m"}}]')
 print("seeds in", out)

@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 secs=${1:-600}; shift || true
-targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(stdio hostlog jsonl recorder pcap http body message har client_logs embedded)
+targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(stdio hostlog jsonl recorder pcap http body message skim har client_logs embedded)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "logs"

@@ -9,7 +9,7 @@ use crate::harness;
 fn every_fuzz_regression_passes_its_target() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions");
     type Target = (&'static str, fn(&[u8]));
-    let targets: [Target; 11] = [
+    let targets: [Target; 12] = [
         ("stdio", harness::stdio),
         ("hostlog", harness::hostlog),
         ("jsonl", harness::jsonl),
@@ -21,6 +21,7 @@ fn every_fuzz_regression_passes_its_target() {
         ("har", harness::har),
         ("client_logs", harness::client_logs),
         ("embedded", harness::embedded),
+        ("skim", harness::skim),
     ];
     let mut replayed = 0;
     for (name, run) in targets {

@@ -39,3 +39,4 @@ mod issue_logs;
 mod ts2;
 mod timeline;
 mod tool_change;
+mod skim;

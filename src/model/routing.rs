@@ -90,20 +90,17 @@ mod tests {
             })),
             ..HttpContext::default()
         };
-        let m = Message {
-            method: Some("tools/call".into()),
-            target_name: Some("query".into()),
-            meta_protocol_version: Some("2026-07-28".into()),
-            scalar_args: vec![("region".into(), "eu-west-1".into()), ("limit".into(), "10".into()), ("zone".into(), "a".into())],
-            ..Message::default()
-        };
+        let mut m = Message { method: Some("tools/call".into()), target_name: Some("query".into()), ..Message::default() };
+        m.meta_protocol_version = Some("2026-07-28".into());
+        m.scalar_args = vec![("region".into(), "eu-west-1".into()), ("limit".into(), "10".into()), ("zone".into(), "a".into())];
         let params = [("region".to_string(), "Region".to_string()), ("limit".to_string(), "Limit".to_string()), ("zone".to_string(), "Zone".to_string())];
         let mut row = FrameRow::default();
         fill_routing(&mut row, &http, &m, Some(&params));
         assert_eq!(row.hdr_name.as_deref(), Some("query"));
         assert_eq!(row.hdr_params.as_deref(), Some("Region=us-east-1; Limit=10.0"));
         assert_eq!(row.header_mismatch.as_deref(), Some("Mcp-Param-Region differs, Mcp-Param-Zone missing"));
-        let legacy = Message { meta_protocol_version: None, ..m };
+        let mut legacy = m;
+        legacy.meta_protocol_version = None;
         let mut row = FrameRow::default();
         fill_routing(&mut row, &HttpContext::default(), &legacy, None);
         assert_eq!(row.header_mismatch, None, "no routing headers are required before 2026-07-28");

@@ -2,61 +2,42 @@
 //! fallback) into its kind, id, method and error; params and result are handed to their own
 //! modules.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
-use super::params::{Params, read_params};
+use super::params::read_params;
 use super::parsed::{Kind, Message, Parsed};
-use super::raw::{borrowed_str, present, raw_str};
-use super::result::{ResultView, read_result};
+use super::raw::{Raw, present, raw_str};
+use super::result::read_result;
+use super::skim::skim;
+use super::view::Typed;
 
 #[derive(Deserialize)]
 struct Loose<'a> {
     #[serde(borrow)]
-    jsonrpc: Option<&'a RawValue>,
+    jsonrpc: Option<Raw<'a>>,
     #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
+    id: Option<Raw<'a>>,
     #[serde(borrow)]
-    method: Option<&'a RawValue>,
+    method: Option<Raw<'a>>,
     #[serde(borrow)]
-    result: Option<&'a RawValue>,
+    result: Option<Raw<'a>>,
     #[serde(borrow)]
-    error: Option<&'a RawValue>,
+    error: Option<Raw<'a>>,
 }
 
-#[derive(Deserialize)]
-struct Typed<'a> {
-    #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "borrowed_str")]
-    method: Option<Cow<'a, str>>,
-    // Boxed: a params or result view is several hundred bytes, and the typed view is moved a
-    // few times on its way out of serde (those copies were a seventh of parsing on small.log).
-    #[serde(borrow)]
-    params: Option<Box<Params<'a>>>,
-    #[serde(borrow)]
-    result: Option<Box<ResultView<'a>>>,
-    #[serde(borrow)]
-    error: Option<ErrorView<'a>>,
-}
-
-#[derive(Deserialize)]
-struct ErrorView<'a> {
-    #[serde(borrow)]
-    code: Option<&'a RawValue>,
-    #[serde(borrow)]
-    message: Option<&'a RawValue>,
-}
-
-pub(super) fn parse_object(payload: &[u8], scalar_args: bool) -> Result<Message, Box<Parsed>> {
+/// A message object read through the typed view: filled by the skimmer when it can
+/// (`skimming`), else by serde; the loose view when the typed one does not fit.
+pub(super) fn parse_object(payload: &[u8], scalar_args: bool, skimming: bool) -> Result<Message, Box<Parsed>> {
     // Nearly every payload is valid UTF-8: checked once here (simdutf8, several times the speed
     // of the standard check on large texts), serde reads it as text and does not check each
     // string and raw value again (4% of the CPU of `tables` on small messages).
     let typed = match simdutf8::basic::from_utf8(payload) {
-        Ok(text) => serde_json::from_str::<Typed>(text),
+        Ok(text) => match skimming.then(|| skim(text)).flatten() {
+            Some(t) => Ok(t),
+            None => serde_json::from_str::<Typed>(text),
+        },
         Err(_) => serde_json::from_slice::<Typed>(payload),
     };
     match typed {

@@ -3,13 +3,12 @@
 //! the items without one.
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::parsed::Message;
-use super::raw::raw_to_string;
+use super::raw::{Raw, raw_to_string};
 
 /// A protocol list item's key: the string `field` of the object.
-pub(super) fn list_item_key(item: &RawValue, field: &'static str) -> Option<(String, &'static str)> {
+pub(super) fn list_item_key(item: Raw, field: &'static str) -> Option<(String, &'static str)> {
     let o = serde_json::from_str::<ListItem>(item.get()).ok()?;
     let v = match field {
         "uri" => o.uri,
@@ -23,11 +22,11 @@ pub(super) fn list_item_key(item: &RawValue, field: &'static str) -> Option<(Str
 #[derive(Deserialize)]
 struct ListItem<'a> {
     #[serde(borrow)]
-    uri: Option<&'a RawValue>,
+    uri: Option<Raw<'a>>,
     #[serde(rename = "uriTemplate", borrow)]
-    uri_template: Option<&'a RawValue>,
+    uri_template: Option<Raw<'a>>,
     #[serde(borrow)]
-    name: Option<&'a RawValue>,
+    name: Option<Raw<'a>>,
 }
 
 /// A page's item keys, the field they came from and the items without one: a protocol list's
@@ -41,7 +40,7 @@ pub fn page_item_keys(m: &Message) -> (Vec<String>, Option<String>, u64) {
     };
     let mut page = Message::default();
     set_item_keys(&mut page, items.iter().map(item_key));
-    (page.item_keys, page.item_key_field, page.items_without_key)
+    (std::mem::take(&mut page.item_keys), page.item_key_field.take(), page.items_without_key)
 }
 
 /// Records a page's item keys, the field they came from, and the items without one.

@@ -2,9 +2,10 @@
 //! protocolVersion, `truncated`, `traceparent`. A view only; params and result read it.
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::parsed::Implementation;
+use super::raw::Raw;
+use super::scan::skim_fields;
 
 #[derive(Deserialize, Default)]
 pub(super) struct Meta<'a> {
@@ -13,9 +14,27 @@ pub(super) struct Meta<'a> {
     #[serde(rename = "io.modelcontextprotocol/serverInfo")]
     pub(super) server_info: Option<Implementation>,
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
-    pub(super) protocol_version: Option<&'a RawValue>,
+    pub(super) protocol_version: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub(super) truncated: Option<&'a RawValue>,
+    pub(super) truncated: Option<Raw<'a>>,
     #[serde(borrow)]
-    pub(super) traceparent: Option<&'a RawValue>,
+    pub(super) traceparent: Option<Raw<'a>>,
+}
+
+impl<'a> Meta<'a> {
+    /// A `_meta` object read, `None` when it is not one: skimmed when it names no
+    /// implementation (nearly always: a progress token), else read by serde.
+    pub(super) fn read(text: &'a str) -> Option<Meta<'a>> {
+        const FIELDS: [&str; 5] = [
+            "io.modelcontextprotocol/clientInfo",
+            "io.modelcontextprotocol/serverInfo",
+            "io.modelcontextprotocol/protocolVersion",
+            "truncated",
+            "traceparent",
+        ];
+        match skim_fields(text, FIELDS) {
+            Some([None, None, protocol_version, truncated, traceparent]) => Some(Meta { client_info: None, server_info: None, protocol_version, truncated, traceparent }),
+            _ => serde_json::from_str::<Meta>(text).ok(),
+        }
+    }
 }

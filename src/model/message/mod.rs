@@ -7,8 +7,11 @@
 //! fit the typed view is classified again with a loose envelope, so valid JSON-RPC is never
 //! called invalid because one MCP field has an unexpected type.
 //!
-//! Imports flow one way: this file → `envelope` → `params`, `result` → `tool_schema`,
-//! `items`, `meta` → `parsed`, `raw`; no module here imports from this file.
+//! Most message objects are not read by serde but by a skimmer (`skim`) that fills the same
+//! typed view (`view`) from one checking pass, and hands serde what it does not model.
+//!
+//! Imports flow one way: this file → `envelope` → `skim` → `view` → `params`, `result` →
+//! `tool_schema`, `items`, `meta` → `scan`, `parsed`, `raw`; no module here imports from this file.
 
 mod envelope;
 mod items;
@@ -17,15 +20,18 @@ mod params;
 mod parsed;
 mod raw;
 mod result;
+mod scan;
+mod skim;
 mod tool_schema;
+mod view;
 
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
 
 use crate::ingest::frame::{RecordedFacts, RecordedKind};
 
 use envelope::parse_object;
+use raw::Raw;
 pub use items::page_item_keys;
 pub use parsed::{Implementation, Kind, Message, Parsed, ToolDef, intern};
 pub use result::TRUNCATION_MARKERS;
@@ -59,17 +65,28 @@ pub fn parse_payload(payload: &[u8]) -> Parsed {
 /// arguments ([`Message::scalar_args`]): only HTTP requests are routed by them (`Mcp-Param-*`
 /// headers), and reading them builds a JSON tree of the arguments, a tenth of the parse.
 pub fn parse_payload_for(payload: &[u8], scalar_args: bool) -> Parsed {
+    parse_payload_with(payload, scalar_args, true)
+}
+
+/// [`parse_payload_for`] with serde reading every message object, the skimmer not tried: the
+/// reference the skimmer is checked against (its tests, `fuzz/fuzz_targets/skim.rs`).
+#[doc(hidden)]
+pub fn parse_payload_by_serde(payload: &[u8], scalar_args: bool) -> Parsed {
+    parse_payload_with(payload, scalar_args, false)
+}
+
+fn parse_payload_with(payload: &[u8], scalar_args: bool, skimming: bool) -> Parsed {
     let first = payload.iter().find(|b| !b.is_ascii_whitespace()).copied();
     match first {
-        Some(b'{') => match parse_object(payload, scalar_args) {
+        Some(b'{') => match parse_object(payload, scalar_args, skimming) {
             Ok(m) => Parsed::One(Box::new(m)),
             Err(other) => *other,
         },
-        Some(b'[') => match serde_json::from_slice::<Vec<&RawValue>>(payload) {
+        Some(b'[') => match serde_json::from_slice::<Vec<Raw>>(payload) {
             Ok(items) => {
                 let msgs: Vec<Message> = items
                     .iter()
-                    .map(|r| match parse_object(r.get().as_bytes(), scalar_args) {
+                    .map(|r| match parse_object(r.get().as_bytes(), scalar_args, skimming) {
                         Ok(m) => m,
                         Err(_) => Message { note: Some("batch element is not a JSON-RPC message".into()), ..Message::default() },
                     })
@@ -83,7 +100,7 @@ pub fn parse_payload_for(payload: &[u8], scalar_args: bool) -> Parsed {
             Err(e) => Parsed::Other(Kind::InvalidJson, Some(format!("invalid JSON: {e}"))),
         },
         _ => {
-            let note = embedded_jsonrpc_note(payload);
+            let note = embedded_jsonrpc_note(payload, skimming);
             if serde_json::from_slice::<serde::de::IgnoredAny>(payload).is_ok() {
                 Parsed::Other(Kind::NotJsonRpc, Some("JSON value that is not an object".into()))
             } else {
@@ -95,11 +112,11 @@ pub fn parse_payload_for(payload: &[u8], scalar_args: bool) -> Parsed {
 
 /// A non-JSON line that contains a JSON-RPC message later on (stdout pollution glued to a
 /// message): say where, since the client lost that message.
-fn embedded_jsonrpc_note(payload: &[u8]) -> Option<String> {
+fn embedded_jsonrpc_note(payload: &[u8], skimming: bool) -> Option<String> {
     let at = memchr::memmem::find(payload, b"\"jsonrpc\"")?;
     let (start, m) = memchr::memchr_iter(b'{', &payload[..at])
         .take(16)
-        .find_map(|start| parse_object(&payload[start..], false).ok().map(|m| (start, m)))?;
+        .find_map(|start| parse_object(&payload[start..], false, skimming).ok().map(|m| (start, m)))?;
     Some(format!(
         "JSON-RPC {} embedded at byte {start} (id {})",
         m.kind.map(Kind::as_str).unwrap_or("message"),
@@ -131,6 +148,23 @@ mod tests {
         let escaped = one(r#"{"jsonrpc":"2.0","id":3,"method":"tools\/call","params":{"name":"f\u0065tch"}}"#);
         assert!(Arc::ptr_eq(a.method.as_ref().unwrap(), escaped.method.as_ref().unwrap()), "the name, not its spelling");
         assert_eq!(escaped.tool.as_deref(), Some("fetch"));
+    }
+
+    #[test]
+    fn most_messages_carry_no_rare_facts_and_stay_small() {
+        for common in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"f","arguments":{"q":"x"},"_meta":{"progressToken":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"t"}],"structuredContent":{"matches":1,"truncated":false}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#,
+        ] {
+            // Not asked for an HTTP request's scalar arguments: those are rare facts.
+            let Parsed::One(m) = parse_payload_for(common.as_bytes(), false) else { panic!("{common}") };
+            assert!(m.rare.is_none(), "{common}");
+        }
+        let m = one(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c"}}"#);
+        assert_eq!((m.rare.is_some(), m.cursor_in.as_deref()), (true, Some("c")));
+        assert!(std::mem::size_of::<Message>() <= 400, "{} bytes", std::mem::size_of::<Message>());
     }
 
     #[test]

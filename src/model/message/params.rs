@@ -2,47 +2,57 @@
 //! protocol version, cancellation, `_meta`, the re-issue fingerprint, scalar arguments.
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::meta::Meta;
 use super::parsed::{Implementation, KEEP_TEXT_BYTES, Message};
-use super::raw::raw_str;
+use super::raw::{Raw, raw_str};
+use super::scan::skim_fields;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 pub(super) struct Params<'a> {
     #[serde(borrow)]
-    name: Option<&'a RawValue>,
+    pub(super) name: Option<Raw<'a>>,
     #[serde(borrow)]
-    cursor: Option<&'a RawValue>,
+    pub(super) cursor: Option<Raw<'a>>,
     #[serde(borrow)]
-    uri: Option<&'a RawValue>,
+    pub(super) uri: Option<Raw<'a>>,
     #[serde(borrow)]
-    arguments: Option<&'a RawValue>,
+    pub(super) arguments: Option<Raw<'a>>,
     #[serde(rename = "clientInfo")]
-    client_info: Option<Implementation>,
+    pub(super) client_info: Option<Implementation>,
     #[serde(rename = "protocolVersion", borrow)]
-    protocol_version: Option<&'a RawValue>,
+    pub(super) protocol_version: Option<Raw<'a>>,
     #[serde(rename = "requestId", borrow)]
-    request_id: Option<&'a RawValue>,
+    pub(super) request_id: Option<Raw<'a>>,
     #[serde(borrow)]
-    reason: Option<&'a RawValue>,
+    pub(super) reason: Option<Raw<'a>>,
     #[serde(rename = "_meta", borrow)]
-    meta: Option<&'a RawValue>,
+    pub(super) meta: Option<Raw<'a>>,
     #[serde(rename = "requestState", borrow)]
-    request_state: Option<&'a RawValue>,
+    pub(super) request_state: Option<Raw<'a>>,
 }
 
 /// Tool-level pagination arguments in `tools/call`.
 #[derive(Deserialize)]
 struct PageArgs<'a> {
     #[serde(borrow)]
-    cursor: Option<&'a RawValue>,
+    cursor: Option<Raw<'a>>,
     #[serde(borrow)]
-    page_size: Option<&'a RawValue>,
+    page_size: Option<Raw<'a>>,
     #[serde(rename = "pageSize", borrow)]
-    page_size_camel: Option<&'a RawValue>,
+    page_size_camel: Option<Raw<'a>>,
     #[serde(borrow)]
-    limit: Option<&'a RawValue>,
+    limit: Option<Raw<'a>>,
+}
+
+impl<'a> PageArgs<'a> {
+    /// Skimmed ([`skim_fields`]), else read by serde; `None` when not such an object.
+    fn read(text: &'a str) -> Option<Self> {
+        match skim_fields(text, ["cursor", "page_size", "pageSize", "limit"]) {
+            Some([cursor, page_size, page_size_camel, limit]) => Some(PageArgs { cursor, page_size, page_size_camel, limit }),
+            None => serde_json::from_str(text).ok(),
+        }
+    }
 }
 
 pub(super) fn read_params(method: &str, mut p: Params, m: &mut Message, scalar_args: bool) {
@@ -54,39 +64,43 @@ pub(super) fn read_params(method: &str, mut p: Params, m: &mut Message, scalar_a
     if method == "tools/call" {
         m.tool = m.target_name.as_deref().map(super::parsed::intern);
         if scalar_args && let Some(args) = p.arguments.filter(|a| a.get().len() <= KEEP_TEXT_BYTES) {
-            m.scalar_args = read_scalar_args(args.get());
+            let scalars = read_scalar_args(args.get());
+            if !scalars.is_empty() {
+                m.scalar_args = scalars;
+            }
         }
         if let Some(args) = p.arguments.filter(|a| a.get().len() <= KEEP_TEXT_BYTES)
-            && let Ok(pa) = serde_json::from_str::<PageArgs>(args.get())
+            && let Some(pa) = PageArgs::read(args.get())
         {
-            m.cursor_in = raw_str(pa.cursor);
-            m.page_size_arg = [pa.page_size, pa.page_size_camel, pa.limit].into_iter().flatten().find_map(|r| r.get().parse::<i64>().ok());
+            m.put(raw_str(pa.cursor), |r| &mut r.cursor_in);
+            m.put([pa.page_size, pa.page_size_camel, pa.limit].into_iter().flatten().find_map(|r| r.get().parse::<i64>().ok()), |r| &mut r.page_size_arg);
         }
     } else {
-        m.cursor_in = raw_str(p.cursor);
+        m.put(raw_str(p.cursor), |r| &mut r.cursor_in);
     }
     if let Some(ci) = p.client_info.take() {
         m.client_info = Some(ci);
     }
-    m.protocol_version = raw_str(p.protocol_version);
-    m.request_state = raw_str(p.request_state);
+    m.put(raw_str(p.protocol_version), |r| &mut r.protocol_version);
+    m.put(raw_str(p.request_state), |r| &mut r.request_state);
     if method == "notifications/cancelled" {
-        m.cancels_id = p.request_id.map(|r| r.get().to_string());
-        m.cancel_reason = raw_str(p.reason);
+        m.put(p.request_id.map(|r| r.get().to_string()), |r| &mut r.cancels_id);
+        m.put(raw_str(p.reason), |r| &mut r.cancel_reason);
     }
     if let Some(meta) = p.meta
-        && let Ok(meta) = serde_json::from_str::<Meta>(meta.get())
+        && let Some(meta) = Meta::read(meta.get())
     {
         if m.client_info.is_none() {
-            m.client_info = meta.client_info;
+            m.put(meta.client_info, |r| &mut r.client_info);
         }
-        m.meta_protocol_version = raw_str(meta.protocol_version);
-        m.traceparent = raw_str(meta.traceparent);
+        m.put(raw_str(meta.protocol_version), |r| &mut r.meta_protocol_version);
+        m.put(raw_str(meta.traceparent), |r| &mut r.traceparent);
         if m.meta_protocol_version.is_some() {
             m.fingerprint = Some(fingerprint(method, &p));
         }
         if m.protocol_version.is_none() {
-            m.protocol_version = m.meta_protocol_version.clone();
+            let version = m.meta_protocol_version.clone();
+            m.put(version, |r| &mut r.protocol_version);
         }
     }
 }
@@ -97,7 +111,7 @@ fn fingerprint(method: &str, p: &Params) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     method.hash(&mut h);
     for part in [p.name, p.uri, p.arguments, p.cursor, p.request_state] {
-        part.map(RawValue::get).hash(&mut h);
+        part.map(Raw::get).hash(&mut h);
     }
     h.finish()
 }
@@ -127,7 +141,7 @@ mod tests {
         assert_eq!(m.client_info, Some(Implementation { name: Some("cli".into()), version: Some("0.1.0".into()) }));
         assert_eq!(m.protocol_version.as_deref(), Some("2025-11-25"));
         let m = one(r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"ExampleClient","version":"1.0.0"}},"name":"get_weather"}}"#);
-        assert_eq!(m.client_info.and_then(|c| c.name).as_deref(), Some("ExampleClient"));
+        assert_eq!(m.client_info.clone().and_then(|c| c.name).as_deref(), Some("ExampleClient"));
         assert_eq!(m.protocol_version.as_deref(), Some("2026-07-28"));
     }
 

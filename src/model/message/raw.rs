@@ -1,18 +1,36 @@
-//! Reading `RawValue` literals: a JSON string decoded, any other JSON kept as its text,
-//! `null` as absent or kept present. No MCP here.
+//! Reading raw JSON literals ([`Raw`]): a JSON string decoded, any other JSON kept as its
+//! text, `null` as absent or kept present. No MCP here.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+/// One JSON value's text as the payload holds it: what serde_json's borrowed `RawValue` reads
+/// (the views' fields), or a span the skimmer checked (`skim`). Deserialises exactly as
+/// `&RawValue` does, so a view reads the same whichever of the two filled it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Raw<'a>(pub(super) &'a str);
+
+impl<'a> Raw<'a> {
+    pub(super) fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(d).map(|r| Raw(r.get()))
+    }
+}
+
 pub(super) fn lenient_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    let v = <Option<&RawValue>>::deserialize(d)?;
+    let v = <Option<Raw>>::deserialize(d)?;
     Ok(v.map(raw_to_string))
 }
 
 /// A JSON string value decoded; any other JSON kept as its text.
-pub(super) fn raw_to_string(r: &RawValue) -> String {
+pub(super) fn raw_to_string(r: Raw) -> String {
     let t = r.get();
     if t.starts_with('"') {
         serde_json::from_str::<String>(t).unwrap_or_else(|_| t.to_string())
@@ -21,16 +39,16 @@ pub(super) fn raw_to_string(r: &RawValue) -> String {
     }
 }
 
-pub(super) fn raw_str(r: Option<&RawValue>) -> Option<String> {
+pub(super) fn raw_str(r: Option<Raw>) -> Option<String> {
     r.filter(|r| r.get() != "null").map(raw_to_string)
 }
 
 /// Keeps `null` as a present raw value (an error with `"id": null` has an id field).
-pub(super) fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
+pub(super) fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Raw<'de>>, D::Error> {
+    Raw::deserialize(d).map(Some)
 }
 
-pub(super) fn is_true(r: Option<&RawValue>) -> bool {
+pub(super) fn is_true(r: Option<Raw>) -> bool {
     r.is_some_and(|r| r.get() == "true")
 }
 

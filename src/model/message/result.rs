@@ -7,80 +7,100 @@ use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::items::{item_key, list_item_key, main_array, set_item_keys};
 use super::meta::Meta;
 use super::parsed::{Implementation, KEEP_STRUCTURED_BYTES, KEEP_TEXT_BYTES, Message, intern};
-use super::raw::{borrowed_str, is_true, raw_str};
+use super::raw::{Raw, borrowed_str, is_true, raw_str};
+use super::scan::skim_fields;
 use super::tool_schema::{ToolView, tool_def};
 use crate::model::jsonstr::{base64_sizes, decoded_len};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 pub(super) struct ResultView<'a> {
     #[serde(borrow)]
-    content: Option<Vec<Block<'a>>>,
+    pub(super) content: Option<Vec<Block<'a>>>,
     #[serde(rename = "structuredContent", borrow)]
-    structured: Option<&'a RawValue>,
+    pub(super) structured: Option<Raw<'a>>,
     #[serde(rename = "isError", borrow)]
-    is_error: Option<&'a RawValue>,
+    pub(super) is_error: Option<Raw<'a>>,
     #[serde(rename = "serverInfo")]
-    server_info: Option<Implementation>,
+    pub(super) server_info: Option<Implementation>,
     #[serde(rename = "protocolVersion", borrow)]
-    protocol_version: Option<&'a RawValue>,
+    pub(super) protocol_version: Option<Raw<'a>>,
     #[serde(borrow)]
-    tools: Option<Vec<ToolView<'a>>>,
+    pub(super) tools: Option<Vec<ToolView<'a>>>,
     #[serde(borrow)]
-    resources: Option<Vec<&'a RawValue>>,
+    pub(super) resources: Option<Vec<Raw<'a>>>,
     #[serde(rename = "resourceTemplates", borrow)]
-    resource_templates: Option<Vec<&'a RawValue>>,
+    pub(super) resource_templates: Option<Vec<Raw<'a>>>,
     #[serde(borrow)]
-    prompts: Option<Vec<&'a RawValue>>,
+    pub(super) prompts: Option<Vec<Raw<'a>>>,
     #[serde(rename = "nextCursor", borrow)]
-    next_cursor: Option<&'a RawValue>,
+    pub(super) next_cursor: Option<Raw<'a>>,
     #[serde(rename = "_meta", borrow)]
-    meta: Option<&'a RawValue>,
+    pub(super) meta: Option<Raw<'a>>,
     #[serde(borrow)]
-    truncated: Option<&'a RawValue>,
+    pub(super) truncated: Option<Raw<'a>>,
     #[serde(rename = "resultType", borrow)]
-    result_type: Option<&'a RawValue>,
+    pub(super) result_type: Option<Raw<'a>>,
     #[serde(rename = "ttlMs", borrow)]
-    ttl_ms: Option<&'a RawValue>,
+    pub(super) ttl_ms: Option<Raw<'a>>,
     #[serde(rename = "cacheScope", borrow)]
-    cache_scope: Option<&'a RawValue>,
+    pub(super) cache_scope: Option<Raw<'a>>,
     #[serde(rename = "requestState", borrow)]
-    request_state: Option<&'a RawValue>,
+    pub(super) request_state: Option<Raw<'a>>,
 }
 
-#[derive(Deserialize)]
-struct Block<'a> {
+#[derive(Deserialize, Default)]
+pub(super) struct Block<'a> {
     #[serde(rename = "type", default, borrow, deserialize_with = "borrowed_str")]
-    kind: Option<Cow<'a, str>>,
+    pub(super) kind: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    text: Option<&'a RawValue>,
+    pub(super) text: Option<Raw<'a>>,
     #[serde(borrow)]
-    data: Option<&'a RawValue>,
+    pub(super) data: Option<Raw<'a>>,
     #[serde(borrow)]
-    resource: Option<&'a RawValue>,
+    pub(super) resource: Option<Raw<'a>>,
 }
 
 #[derive(Deserialize)]
 struct EmbeddedResource<'a> {
     #[serde(borrow)]
-    text: Option<&'a RawValue>,
+    text: Option<Raw<'a>>,
     #[serde(borrow)]
-    blob: Option<&'a RawValue>,
+    blob: Option<Raw<'a>>,
 }
 
 /// Tool-level pagination facts in structuredContent.
 #[derive(Deserialize)]
 struct PageResult<'a> {
     #[serde(rename = "nextCursor", borrow)]
-    next_cursor_camel: Option<&'a RawValue>,
+    next_cursor_camel: Option<Raw<'a>>,
     #[serde(borrow)]
-    next_cursor: Option<&'a RawValue>,
+    next_cursor: Option<Raw<'a>>,
     #[serde(borrow)]
-    truncated: Option<&'a RawValue>,
+    truncated: Option<Raw<'a>>,
+}
+
+impl<'a> EmbeddedResource<'a> {
+    /// Skimmed ([`skim_fields`]), else read by serde; `None` when not such an object.
+    fn read(text: &'a str) -> Option<Self> {
+        match skim_fields(text, ["text", "blob"]) {
+            Some([text, blob]) => Some(EmbeddedResource { text, blob }),
+            None => serde_json::from_str(text).ok(),
+        }
+    }
+}
+
+impl<'a> PageResult<'a> {
+    /// Skimmed ([`skim_fields`]), else read by serde; `None` when not such an object.
+    fn read(text: &'a str) -> Option<Self> {
+        match skim_fields(text, ["nextCursor", "next_cursor", "truncated"]) {
+            Some([next_cursor_camel, next_cursor, truncated]) => Some(PageResult { next_cursor_camel, next_cursor, truncated }),
+            None => serde_json::from_str(text).ok(),
+        }
+    }
 }
 
 /// Text endings that mean a server or client cut the result (field-notes.md). A host log's own
@@ -107,14 +127,14 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
         "false" => Some(false),
         _ => None,
     });
-    m.server_info = r.server_info;
-    m.protocol_version = raw_str(r.protocol_version);
-    m.result_type = raw_str(r.result_type);
-    m.request_state = raw_str(r.request_state);
+    m.put(r.server_info, |x| &mut x.server_info);
+    m.put(raw_str(r.protocol_version), |x| &mut x.protocol_version);
+    m.put(raw_str(r.result_type), |x| &mut x.result_type);
+    m.put(raw_str(r.request_state), |x| &mut x.request_state);
     let mut marker: Option<String> = None;
     // The first text block is decoded only when needed: to compare with structuredContent, or
     // to read an error result's message.
-    let mut first_text: Option<&RawValue> = None;
+    let mut first_text: Option<Raw> = None;
     let has_structured = r.structured.is_some_and(|s| s.get() != "null");
     if let Some(blocks) = &r.content {
         // The list of types is shared (few lists recur): one block's type is looked up as it is.
@@ -139,7 +159,7 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
                 m.blob_bytes_decoded += decoded;
             }
             if let Some(res) = b.resource
-                && let Ok(er) = serde_json::from_str::<EmbeddedResource>(res.get())
+                && let Some(er) = EmbeddedResource::read(res.get())
             {
                 if let Some(text) = er.text {
                     m.text_bytes += decoded_len(text.get());
@@ -171,7 +191,7 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
             }
             m.structured = Some(parsed);
         }
-        if let Ok(pr) = serde_json::from_str::<PageResult>(sc.get()) {
+        if let Some(pr) = PageResult::read(sc.get()) {
             m.cursor_out = raw_str(pr.next_cursor_camel).or_else(|| raw_str(pr.next_cursor));
             if marker.is_none() && is_true(pr.truncated) {
                 marker = Some("structuredContent.truncated".into());
@@ -182,10 +202,10 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
         marker = Some("result.truncated".into());
     }
     if let Some(meta) = r.meta
-        && let Ok(meta) = serde_json::from_str::<Meta>(meta.get())
+        && let Some(meta) = Meta::read(meta.get())
     {
         if m.server_info.is_none() {
-            m.server_info = meta.server_info;
+            m.put(meta.server_info, |x| &mut x.server_info);
         }
         if marker.is_none() && is_true(meta.truncated) {
             marker = Some("_meta.truncated".into());
@@ -195,8 +215,8 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
     if let Some(nc) = r.next_cursor {
         m.cursor_out = raw_str(Some(nc));
     }
-    m.ttl_ms = r.ttl_ms.and_then(|t| t.get().parse::<i64>().ok());
-    m.cache_scope = raw_str(r.cache_scope);
+    m.put(r.ttl_ms.and_then(|t| t.get().parse::<i64>().ok()), |x| &mut x.ttl_ms);
+    m.put(raw_str(r.cache_scope), |x| &mut x.cache_scope);
     let lists = [(r.resources, "uri"), (r.resource_templates, "uriTemplate"), (r.prompts, "name")];
     if let Some(tools) = r.tools {
         m.items_returned = Some(tools.len() as u64);
@@ -208,7 +228,7 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
         set_item_keys(m, keys.into_iter());
     } else if let Some((items, field)) = lists.into_iter().find_map(|(v, f)| v.map(|v| (v, f))) {
         m.items_returned = Some(items.len() as u64);
-        let keys: Vec<Option<(String, &'static str)>> = items.iter().map(|i| list_item_key(i, field)).collect();
+        let keys: Vec<Option<(String, &'static str)>> = items.iter().map(|i| list_item_key(*i, field)).collect();
         set_item_keys(m, keys.into_iter());
     }
 }

@@ -5,37 +5,36 @@
 use std::fmt::Write as _;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::parsed::ToolDef;
-use super::raw::raw_str;
+use super::raw::{Raw, raw_str};
 use crate::model::jsonstr::utf16_units;
 
 #[derive(Deserialize)]
 pub(super) struct ToolView<'a> {
     #[serde(borrow)]
-    pub(super) name: Option<&'a RawValue>,
+    pub(super) name: Option<Raw<'a>>,
     #[serde(borrow)]
-    title: Option<&'a RawValue>,
+    title: Option<Raw<'a>>,
     #[serde(borrow)]
-    description: Option<&'a RawValue>,
+    description: Option<Raw<'a>>,
     #[serde(rename = "inputSchema", borrow)]
-    input_schema: Option<&'a RawValue>,
+    input_schema: Option<Raw<'a>>,
     #[serde(rename = "outputSchema", borrow)]
-    output_schema: Option<&'a RawValue>,
+    output_schema: Option<Raw<'a>>,
     #[serde(borrow)]
-    annotations: Option<&'a RawValue>,
+    annotations: Option<Raw<'a>>,
 }
 
 #[derive(Deserialize)]
 struct SchemaHead<'a> {
     #[serde(rename = "type", borrow)]
-    kind: Option<&'a RawValue>,
+    kind: Option<Raw<'a>>,
     #[serde(rename = "$schema", borrow)]
-    dialect: Option<&'a RawValue>,
+    dialect: Option<Raw<'a>>,
 }
 
-fn schema_head(schema: &RawValue) -> (String, Option<String>) {
+fn schema_head(schema: Raw) -> (String, Option<String>) {
     match serde_json::from_str::<SchemaHead>(schema.get()) {
         Ok(h) => (raw_str(h.kind).unwrap_or_else(|| "missing".into()), raw_str(h.dialect)),
         Err(_) => ("not_an_object".into(), None),
@@ -102,7 +101,7 @@ struct InputSchema {
     compact: Option<String>,
 }
 
-fn read_input_schema(schema: &RawValue) -> InputSchema {
+fn read_input_schema(schema: Raw) -> InputSchema {
     let mut facts = InputSchema { head: schema_head(schema), ..InputSchema::default() };
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(schema.get()) {
         let mut walk = SchemaWalk::default();
@@ -129,7 +128,7 @@ thread_local! {
     static INPUT_SCHEMAS: std::cell::RefCell<(std::collections::HashMap<String, InputSchema>, usize)> = std::cell::RefCell::default();
 }
 
-fn input_schema(schema: &RawValue) -> InputSchema {
+fn input_schema(schema: Raw) -> InputSchema {
     let text = schema.get();
     if let Some(known) = INPUT_SCHEMAS.with_borrow(|(known, _)| known.get(text).cloned()) {
         return known;
@@ -178,7 +177,7 @@ pub(super) fn tool_def(t: ToolView) -> ToolDef {
 /// `serde_json::Map` keeps them (as sent, or sorted, by serde_json's features), as they did
 /// when the definition was written from one.
 fn definition(t: &ToolView, input: Option<&str>) -> String {
-    let compact = |raw: Option<&RawValue>| raw.and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok()).filter(|v| !v.is_null()).map(|v| v.to_string());
+    let compact = |raw: Option<Raw>| raw.and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok()).filter(|v| !v.is_null()).map(|v| v.to_string());
     let fields = [("title", compact(t.title)), ("description", compact(t.description)), ("inputSchema", input.map(str::to_string)), ("outputSchema", compact(t.output_schema)), ("annotations", compact(t.annotations))];
     let mut order = serde_json::Map::new();
     for (key, text) in &fields {
