@@ -13,22 +13,12 @@ use super::raw::Raw;
 /// Deeper objects and arrays are left to serde (whose own limit is 128).
 pub(super) const MAX_DEPTH: u32 = 64;
 
-
 /// The fields `names` of the object `text` as a view of `Option<Raw>` fields reads them
 /// (`null` is absent), or `None` for serde to read it: not one object, not JSON, an escaped
 /// key, a field twice (serde's "duplicate field").
 pub(super) fn skim_fields<'a, const N: usize>(text: &'a str, names: [&str; N]) -> Option<[Option<Raw<'a>>; N]> {
     let mut s = Scan::new(text);
-    let mut out = [None; N];
-    let mut seen = Seen::default();
-    s.object(|s, key| match names.iter().position(|n| *n == key) {
-        Some(at) => {
-            seen.once(at as u32)?;
-            out[at] = s.raw()?;
-            Some(())
-        }
-        None => s.value(1).map(drop),
-    })?;
+    let out = s.fields(names, &[])?;
     s.ws();
     s.at_end().then_some(out)
 }
@@ -101,6 +91,23 @@ impl<'a> Scan<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// The object at the cursor as a view of `Option<Raw>` fields `names` reads it; a key of
+    /// `refused` (a field of another type in the view) leaves it to serde.
+    pub(super) fn fields<const N: usize>(&mut self, names: [&str; N], refused: &[&str]) -> Option<[Option<Raw<'a>>; N]> {
+        let mut out = [None; N];
+        let mut seen = Seen::default();
+        self.object(|s, key| match names.iter().position(|n| *n == key) {
+            Some(at) => {
+                seen.once(at as u32)?;
+                out[at] = s.raw()?;
+                Some(())
+            }
+            None if refused.contains(&key) => None,
+            None => s.value(2).map(drop),
+        })?;
+        Some(out)
     }
 
     /// The array at the cursor, each item read by `item` with the cursor on it.

@@ -55,27 +55,9 @@ pub(super) fn skim(text: &str) -> Option<Typed<'_>> {
 
 impl<'a> Scan<'a> {
     fn params(&mut self) -> Option<Params<'a>> {
-        let mut p = Params::default();
-        let mut seen = Seen::default();
-        self.object(|s, key| {
-            let (field, slot) = match key {
-                "name" => (0, &mut p.name),
-                "cursor" => (1, &mut p.cursor),
-                "uri" => (2, &mut p.uri),
-                "arguments" => (3, &mut p.arguments),
-                "protocolVersion" => (4, &mut p.protocol_version),
-                "requestId" => (5, &mut p.request_id),
-                "reason" => (6, &mut p.reason),
-                "_meta" => (7, &mut p.meta),
-                "requestState" => (8, &mut p.request_state),
-                "clientInfo" => return None,
-                _ => return s.value(2).map(drop),
-            };
-            seen.once(field)?;
-            *slot = s.raw()?;
-            Some(())
-        })?;
-        Some(p)
+        const FIELDS: [&str; 9] = ["name", "cursor", "uri", "arguments", "protocolVersion", "requestId", "reason", "_meta", "requestState"];
+        let [name, cursor, uri, arguments, protocol_version, request_id, reason, meta, request_state] = self.fields(FIELDS, &["clientInfo"])?;
+        Some(Params { name, cursor, uri, arguments, client_info: None, protocol_version, request_id, reason, meta, request_state })
     }
 
     fn result(&mut self) -> Option<ResultView<'a>> {
@@ -141,19 +123,8 @@ impl<'a> Scan<'a> {
     }
 
     fn error(&mut self) -> Option<ErrorView<'a>> {
-        let mut e = ErrorView::default();
-        let mut seen = Seen::default();
-        self.object(|s, key| {
-            let (field, slot) = match key {
-                "code" => (0, &mut e.code),
-                "message" => (1, &mut e.message),
-                _ => return s.value(2).map(drop),
-            };
-            seen.once(field)?;
-            *slot = s.raw()?;
-            Some(())
-        })?;
-        Some(e)
+        let [code, message] = self.fields(["code", "message"], &[])?;
+        Some(ErrorView { code, message })
     }
 }
 
