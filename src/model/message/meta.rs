@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::parsed::Implementation;
 use super::raw::Raw;
-use super::scan::skim_fields;
+use super::scan::read_view;
 
 #[derive(Deserialize, Default)]
 pub(super) struct Meta<'a> {
@@ -32,9 +32,8 @@ impl<'a> Meta<'a> {
             "truncated",
             "traceparent",
         ];
-        match skim_fields(text, FIELDS) {
-            Some([None, None, protocol_version, truncated, traceparent]) => Some(Meta { client_info: None, server_info: None, protocol_version, truncated, traceparent }),
-            _ => serde_json::from_str::<Meta>(text).ok(),
-        }
+        read_view(text, FIELDS, |[client, server, protocol_version, truncated, traceparent]| {
+            (client.is_none() && server.is_none()).then_some(Meta { client_info: None, server_info: None, protocol_version, truncated, traceparent })
+        })
     }
 }

@@ -6,9 +6,9 @@ use serde::Deserialize;
 use super::meta::Meta;
 use super::parsed::{Implementation, KEEP_TEXT_BYTES, Message};
 use super::raw::{Raw, raw_str};
-use super::scan::skim_fields;
+use super::scan::read_view;
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize)]
 pub(super) struct Params<'a> {
     #[serde(borrow)]
     pub(super) name: Option<Raw<'a>>,
@@ -46,12 +46,8 @@ struct PageArgs<'a> {
 }
 
 impl<'a> PageArgs<'a> {
-    /// Skimmed ([`skim_fields`]), else read by serde; `None` when not such an object.
     fn read(text: &'a str) -> Option<Self> {
-        match skim_fields(text, ["cursor", "page_size", "pageSize", "limit"]) {
-            Some([cursor, page_size, page_size_camel, limit]) => Some(PageArgs { cursor, page_size, page_size_camel, limit }),
-            None => serde_json::from_str(text).ok(),
-        }
+        read_view(text, ["cursor", "page_size", "pageSize", "limit"], |[cursor, page_size, page_size_camel, limit]| Some(PageArgs { cursor, page_size, page_size_camel, limit }))
     }
 }
 

@@ -82,7 +82,7 @@ pub struct ToolDef {
 /// dropped per frame: a third of its former 824 bytes is what most frames need). The rare
 /// facts read as fields of the message (`m.cursor_in`, through `Deref`); writing one makes the
 /// box, so the readers write them with [`Message::put`], which leaves `None` unwritten.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Message {
     pub kind: Option<Kind>,
     /// Shared with the rows it goes to, and among messages of the same method ([`intern`]).
@@ -118,8 +118,30 @@ pub struct Message {
     pub note: Option<String>,
     /// `params.name` (tools/call, prompts/get) or `params.uri` (resources/read): what `Mcp-Name` must say.
     pub target_name: Option<String>,
-    /// The rare facts, read as the message's own fields (`Deref`); `None` when it has none.
-    pub rare: Option<Box<Rare>>,
+    /// The rare facts, read as the message's own fields (`Deref`).
+    pub rare: RareFacts,
+}
+
+/// A message's rare facts: no box until one is written. Equal when the facts are (a box
+/// written empty equals none).
+#[derive(Debug, Clone, Default)]
+pub struct RareFacts(Option<Box<Rare>>);
+
+impl RareFacts {
+    /// Whether the message carries a box of rare facts.
+    pub fn boxed(&self) -> bool {
+        self.0.is_some()
+    }
+
+    fn get(&self) -> &Rare {
+        self.0.as_deref().unwrap_or(&NO_RARE)
+    }
+}
+
+impl PartialEq for RareFacts {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
 }
 
 /// The facts few messages have: initialize's implementations and versions, pagination,
@@ -193,13 +215,13 @@ static NO_RARE: Rare = Rare {
 impl std::ops::Deref for Message {
     type Target = Rare;
     fn deref(&self) -> &Rare {
-        self.rare.as_deref().unwrap_or(&NO_RARE)
+        self.rare.get()
     }
 }
 
 impl std::ops::DerefMut for Message {
     fn deref_mut(&mut self) -> &mut Rare {
-        self.rare.get_or_insert_with(Box::default)
+        self.rare.0.get_or_insert_with(Box::default)
     }
 }
 
@@ -209,14 +231,6 @@ impl Message {
         if let Some(v) = value {
             *field(self) = Some(v);
         }
-    }
-}
-
-/// Equal when the facts are: a message whose rare facts were written empty equals one that has none.
-impl PartialEq for Message {
-    fn eq(&self, other: &Self) -> bool {
-        let Message { kind, method, rpc_id, tool, is_error, error_code, error_message, content_types, content_blocks, text_bytes, blob_bytes_b64, blob_bytes_decoded, has_structured, structured_bytes, structured, first_text, truncation_marker, cursor_out, fingerprint, note, target_name, rare: _ } = self;
-        (**self == **other) && *kind == other.kind && *method == other.method && *rpc_id == other.rpc_id && *tool == other.tool && *is_error == other.is_error && *error_code == other.error_code && *error_message == other.error_message && *content_types == other.content_types && *content_blocks == other.content_blocks && *text_bytes == other.text_bytes && *blob_bytes_b64 == other.blob_bytes_b64 && *blob_bytes_decoded == other.blob_bytes_decoded && *has_structured == other.has_structured && *structured_bytes == other.structured_bytes && *structured == other.structured && *first_text == other.first_text && *truncation_marker == other.truncation_marker && *cursor_out == other.cursor_out && *fingerprint == other.fingerprint && *note == other.note && *target_name == other.target_name
     }
 }
 

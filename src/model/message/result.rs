@@ -12,7 +12,7 @@ use super::items::{item_key, list_item_key, main_array, set_item_keys};
 use super::meta::Meta;
 use super::parsed::{Implementation, KEEP_STRUCTURED_BYTES, KEEP_TEXT_BYTES, Message, intern};
 use super::raw::{Raw, borrowed_str, is_true, raw_str};
-use super::scan::skim_fields;
+use super::scan::read_view;
 use super::tool_schema::{ToolView, tool_def};
 use crate::model::jsonstr::{base64_sizes, decoded_len};
 
@@ -84,22 +84,14 @@ struct PageResult<'a> {
 }
 
 impl<'a> EmbeddedResource<'a> {
-    /// Skimmed ([`skim_fields`]), else read by serde; `None` when not such an object.
     fn read(text: &'a str) -> Option<Self> {
-        match skim_fields(text, ["text", "blob"]) {
-            Some([text, blob]) => Some(EmbeddedResource { text, blob }),
-            None => serde_json::from_str(text).ok(),
-        }
+        read_view(text, ["text", "blob"], |[text, blob]| Some(EmbeddedResource { text, blob }))
     }
 }
 
 impl<'a> PageResult<'a> {
-    /// Skimmed ([`skim_fields`]), else read by serde; `None` when not such an object.
     fn read(text: &'a str) -> Option<Self> {
-        match skim_fields(text, ["nextCursor", "next_cursor", "truncated"]) {
-            Some([next_cursor_camel, next_cursor, truncated]) => Some(PageResult { next_cursor_camel, next_cursor, truncated }),
-            None => serde_json::from_str(text).ok(),
-        }
+        read_view(text, ["nextCursor", "next_cursor", "truncated"], |[next_cursor_camel, next_cursor, truncated]| Some(PageResult { next_cursor_camel, next_cursor, truncated }))
     }
 }
 

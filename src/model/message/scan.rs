@@ -1,8 +1,8 @@
 //! A checking JSON scanner over a message's text: one pass that checks the text as serde_json
 //! would (strings and their escapes, control characters, numbers, literals, nesting) and hands
 //! out the spans of the fields asked for; `None` for anything it does not model, which the
-//! caller then leaves to serde. No MCP here: the envelope's skimmer (`skim`) and the small
-//! views read with [`skim_fields`] (`_meta`, paging arguments) build on it.
+//! caller then leaves to serde ([`read_view`]). No MCP here: the envelope's skimmer (`skim`)
+//! and the small views read with [`read_view`] (`_meta`, paging arguments) build on it.
 //!
 //! Written by hand: the JSON crates build a value per field (serde_json's derive and visitors)
 //! or a tape of the whole document (simd-json, sonic-rs); this needs only where fields start
@@ -21,6 +21,13 @@ pub(super) fn skim_fields<'a, const N: usize>(text: &'a str, names: [&str; N]) -
     let out = s.fields(names, &[])?;
     s.ws();
     s.at_end().then_some(out)
+}
+
+/// A view of `Option<Raw>` fields `names` (in its order) read from the object `text`: skimmed
+/// ([`skim_fields`]) and built by `build`, else read by serde, also when `build` declines (a
+/// field the view reads as another type is present); `None` when the text is no such object.
+pub(super) fn read_view<'a, T: serde::Deserialize<'a>, const N: usize>(text: &'a str, names: [&str; N], build: impl FnOnce([Option<Raw<'a>>; N]) -> Option<T>) -> Option<T> {
+    skim_fields(text, names).and_then(build).or_else(|| serde_json::from_str(text).ok())
 }
 
 /// Which fields of one object were met: a second one is serde's "duplicate field" error.

@@ -25,7 +25,7 @@ pub(super) struct Typed<'a> {
     pub(super) error: Option<ErrorView<'a>>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize)]
 pub(super) struct ErrorView<'a> {
     #[serde(borrow)]
     pub(super) code: Option<Raw<'a>>,
