@@ -15,10 +15,16 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use polars::prelude::*;
+use polars_parquet::read::ParquetError;
+use polars_parquet::write::{
+    CompressionOptions, Compressor, DynIter, DynStreamingIterator, Encoding, FallibleStreamingIterator, FileWriter, ParquetType, StatisticsOptions, Version,
+    WriteOptions, array_to_columns, get_dtype_encoding, to_parquet_schema,
+};
 
 use super::error::DatasetError;
 use super::manifest::Part;
 use crate::model::capture::Chunk;
+use crate::model::schema::FileChunk;
 
 /// A capture's table is split into parts of about this many rows (a large capture's frames
 /// become several files, which other engines read in parallel); `MCPSIFT_PART_ROWS` overrides.
@@ -33,13 +39,55 @@ fn part_rows() -> u64 {
 /// calls. The writer's footer flushes it, so a finished part is complete on disk.
 pub(crate) const WRITE_BUFFER: usize = 1 << 20;
 
-/// The Parquet writer of a part file (and of a `--format parquet` export): through a
-/// [`WRITE_BUFFER`] buffer, on the caller's thread (it is one of several already), Snappy
-/// pages. polars' default, zstd, made files a little over half as large but creates a
-/// compression context for every page: `tables small.log` took 5% more CPU with it. Snappy is
-/// Spark's and DuckDB's default, read by every Parquet reader.
-pub(crate) fn part_writer(out: File) -> ParquetWriter<BufWriter<File>> {
-    ParquetWriter::new(BufWriter::with_capacity(WRITE_BUFFER, out)).set_parallel(false).with_compression(ParquetCompression::Snappy)
+/// A part file being written: polars-parquet's file writer, one row group per chunk, the
+/// columns encoded as polars' own `ParquetWriter` encodes them, with the same footer. Not
+/// that writer itself because it takes a DataFrame, whose text columns are strings it hashes
+/// again to find each dictionary (a tenth of `tables small.log`'s CPU); a [`FileChunk`]'s
+/// text columns may be dictionaries already, built from the texts the model shares.
+///
+/// Through a [`WRITE_BUFFER`] buffer, on the writer thread, Snappy pages. polars' default,
+/// zstd, made files a little over half as large but creates a compression context for every
+/// page: `tables small.log` took 5% more CPU with it. Snappy is Spark's and DuckDB's default,
+/// read by every Parquet reader.
+struct PartFile {
+    writer: FileWriter<BufWriter<File>>,
+    /// The schema the part declares (its footer's Arrow schema), which every chunk must have.
+    schema: Schema,
+    fields: Vec<ParquetType>,
+    encodings: Vec<Vec<Encoding>>,
+    options: WriteOptions,
+}
+
+impl PartFile {
+    fn create(out: File, schema: &Schema) -> PolarsResult<Self> {
+        let arrow = schema.to_arrow(CompatLevel::newest());
+        let fields = to_parquet_schema(&arrow)?.fields().to_vec();
+        let encodings = arrow.iter_values().map(|f| get_dtype_encoding(&f.dtype)).collect();
+        // What `part_writer` sets: Snappy, polars' default statistics, format version 1.
+        let options = WriteOptions { statistics: StatisticsOptions::default(), compression: CompressionOptions::Snappy, version: Version::V1, data_page_size: None };
+        let writer = FileWriter::try_new(BufWriter::with_capacity(WRITE_BUFFER, out), arrow, options)?;
+        Ok(PartFile { writer, schema: schema.clone(), fields, encodings, options })
+    }
+
+    fn write(&mut self, chunk: &FileChunk) -> PolarsResult<()> {
+        if chunk.height == 0 {
+            return Ok(());
+        }
+        polars_ensure!(chunk.schema == self.schema, SchemaMismatch: "a chunk's columns differ from its part's: {:?} against {:?}", chunk.schema, self.schema);
+        let options = self.options;
+        let mut columns = Vec::with_capacity(chunk.arrays.len());
+        for ((array, field), encoding) in chunk.arrays.iter().zip(&self.fields).zip(&self.encodings) {
+            for pages in array_to_columns(array, field.clone(), options, encoding)? {
+                let pages = pages.map(|page| page.map_err(|e| ParquetError::FeatureNotSupported(format!("reraised in polars: {e}"))));
+                columns.push(Ok(DynStreamingIterator::new(Compressor::new_from_vec(pages, options.compression, Vec::new()).map_err(PolarsError::from))));
+            }
+        }
+        self.writer.write(chunk.height as u64, DynIter::new(columns.into_iter()))
+    }
+
+    fn finish(mut self) -> PolarsResult<u64> {
+        self.writer.end(None)
+    }
 }
 
 /// Chunks waiting for the writer thread: bounds memory while a slow disk catches up.
@@ -112,7 +160,7 @@ impl TableParts {
 fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<Chunk>) -> Result<Vec<Pending>, String> {
     let folder = dir.join(table);
     let mut done: Vec<Pending> = Vec::new();
-    let mut current: Option<(polars::io::parquet::write::BatchedWriter<BufWriter<File>>, Pending)> = None;
+    let mut current: Option<(PartFile, Pending)> = None;
     let mut error = None;
     let limit = part_rows();
     for chunk in chunks {
@@ -120,19 +168,19 @@ fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<Chunk>) -> 
             continue;
         }
         let result = (|| -> Result<(), String> {
-            let chunk = chunk.into_df().map_err(|e| format!("{table}: building a chunk's columns: {e}"))?;
+            let chunk = chunk.into_file().map_err(|e| format!("{table}: building a chunk's columns: {e}"))?;
             if current.is_none() {
                 std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
                 let n = done.len();
                 let file = format!("{table}/{stem}-{n:04}.parquet");
                 let tmp = folder.join(format!(".{stem}-{n:04}.parquet.tmp"));
                 let out = File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-                let writer = part_writer(out).batched(chunk.schema()).map_err(|e| format!("{}: {e}", tmp.display()))?;
+                let writer = PartFile::create(out, &chunk.schema).map_err(|e| format!("{}: {e}", tmp.display()))?;
                 current = Some((writer, Pending { tmp, file, rows: 0 }));
             }
             if let Some((writer, pending)) = current.as_mut() {
-                writer.write_batch(&chunk).map_err(|e| format!("{}: {e}", pending.tmp.display()))?;
-                pending.rows += chunk.height() as u64;
+                writer.write(&chunk).map_err(|e| format!("{}: {e}", pending.tmp.display()))?;
+                pending.rows += chunk.height as u64;
                 if pending.rows >= limit {
                     close(&mut current, &mut done)?;
                 }
@@ -153,7 +201,7 @@ fn write_parts(dir: &Path, table: &str, stem: &str, chunks: Receiver<Chunk>) -> 
     Ok(done)
 }
 
-fn close(current: &mut Option<(polars::io::parquet::write::BatchedWriter<BufWriter<File>>, Pending)>, done: &mut Vec<Pending>) -> Result<(), String> {
+fn close(current: &mut Option<(PartFile, Pending)>, done: &mut Vec<Pending>) -> Result<(), String> {
     if let Some((writer, pending)) = current.take() {
         writer.finish().map_err(|e| format!("{}: cannot finish: {e}", pending.tmp.display()))?;
         done.push(pending);

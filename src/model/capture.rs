@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use super::chunks::{Columns, chunk_calls, chunk_frames};
+use super::chunks::{Columns, chunk_calls, chunk_frames, take_frames};
 use super::chains::{Chains, next_round};
 use super::routing::fill_routing;
 use super::facts::{custom_marker, fill_frame_row, fill_response, input_required, request_call, tool_rows};
@@ -19,6 +19,7 @@ use super::message::{Kind, Message, Parsed, parse_payload_for, recorded_message}
 use super::pages::PageItems;
 use super::pairing::Calls;
 use super::rows::{CallRow, EventRow, FrameRow, Outcome, SessionRow, ToolRow};
+use super::schema::Target;
 use super::sessions::{Sessions, fill_session_facts};
 use super::validate::OutputSchemas;
 use crate::ingest::accounting::Accounting;
@@ -103,13 +104,15 @@ pub struct CaptureModel {
 
 impl CaptureModel {
     pub fn new(capture: &str, default_session: &str, options: Arc<ModelOptions>) -> Self {
+        // Frames streamed to a file are built as its row groups (texts as dictionaries).
+        let frames_target = if options.chunk_sink.is_some() { Target::File } else { Target::Memory };
         CaptureModel {
             options,
             capture: capture.into(),
             current_file: capture.to_string(),
             seq: 0,
             out: CaptureRows::default(),
-            frames: Columns::default(),
+            frames: Columns::new(frames_target),
             sessions: Sessions::new(capture, default_session),
             calls: Calls::default(),
             paged_calls: Vec::new(),
@@ -446,9 +449,8 @@ impl CaptureModel {
     /// Completes sessions and calls.
     pub fn finish(mut self) -> CaptureRows {
         if self.frames.len() > 0 {
-            match self.frames.take() {
-                Ok(tail) => self.out.frame_chunks.push(tail),
-                Err(e) => self.chunk_failed(e),
+            if let Err(e) = take_frames(&mut self.frames, self.options.chunk_sink.as_ref(), &mut self.out.frame_chunks) {
+                self.chunk_failed(e);
             }
         }
         let mut out = self.out;

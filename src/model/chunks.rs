@@ -9,7 +9,7 @@ use std::sync::Arc;
 use polars::prelude::{DataFrame, PolarsResult};
 
 use super::rows::{CallRow, FrameRow};
-use super::schema::Table;
+use super::schema::{FileChunk, Table, Target};
 
 /// Frame rows are turned into a compact columnar chunk this often, so a capture of millions
 /// of messages holds its frames as Arrow columns, not as row structs.
@@ -33,12 +33,17 @@ pub struct Chunk {
 
 enum ChunkData {
     Columns(DataFrame),
+    File(FileChunk),
     Calls(Vec<Box<CallRow>>),
 }
 
 impl Chunk {
     pub fn of_columns(df: DataFrame) -> Self {
         Chunk { data: ChunkData::Columns(df) }
+    }
+
+    fn of_file(chunk: FileChunk) -> Self {
+        Chunk { data: ChunkData::File(chunk) }
     }
 
     fn of_calls(rows: Vec<Box<CallRow>>) -> Self {
@@ -49,15 +54,17 @@ impl Chunk {
     pub fn height(&self) -> usize {
         match &self.data {
             ChunkData::Columns(df) => df.height(),
+            ChunkData::File(chunk) => chunk.height,
             ChunkData::Calls(rows) => rows.len(),
         }
     }
 
-    /// The chunk as columns.
-    pub fn into_df(self) -> PolarsResult<DataFrame> {
+    /// The chunk as a Parquet part's row group.
+    pub fn into_file(self) -> PolarsResult<FileChunk> {
         match self.data {
-            ChunkData::Columns(df) => Ok(df),
-            ChunkData::Calls(rows) => calls_df(&rows),
+            ChunkData::Columns(df) => Ok(FileChunk::of_df(&df)),
+            ChunkData::File(chunk) => Ok(chunk),
+            ChunkData::Calls(rows) => CallRow::to_file_chunk(&rows.iter().map(|r| &**r).collect::<Vec<_>>()),
         }
     }
 }
@@ -73,17 +80,18 @@ fn calls_df(rows: &[Box<CallRow>]) -> PolarsResult<DataFrame> {
 pub(crate) struct Columns<T: Table> {
     builders: Option<T::Builders>,
     height: usize,
-}
-
-impl<T: Table> Default for Columns<T> {
-    fn default() -> Self {
-        Columns { builders: None, height: 0 }
-    }
+    target: Target,
 }
 
 impl<T: Table> Columns<T> {
+    /// Columns for `target`: [`Columns::take`] for memory, [`Columns::take_file`] for a file.
+    pub(crate) fn new(target: Target) -> Self {
+        Columns { builders: None, height: 0, target }
+    }
+
     pub(crate) fn push(&mut self, row: &T) {
-        T::push(self.builders.get_or_insert_with(|| T::builders(FRAME_CHUNK_ROWS)), row);
+        let target = self.target;
+        T::push(self.builders.get_or_insert_with(|| T::builders(FRAME_CHUNK_ROWS, target)), row);
         self.height += 1;
     }
 
@@ -99,6 +107,15 @@ impl<T: Table> Columns<T> {
             None => T::to_df(&[]),
         }
     }
+
+    /// The rows pushed so far as a Parquet part's row group (none left in the builders).
+    pub(crate) fn take_file(&mut self) -> PolarsResult<FileChunk> {
+        self.height = 0;
+        match self.builders.take() {
+            Some(b) => T::finish_file(b),
+            None => T::to_file_chunk(&[]),
+        }
+    }
 }
 
 /// Turns the frames pushed into a chunk once there are [`FRAME_CHUNK_ROWS`] of them; the chunk
@@ -107,10 +124,15 @@ pub(crate) fn chunk_frames(frames: &mut Columns<FrameRow>, sink: Option<&Arc<dyn
     if frames.len() < FRAME_CHUNK_ROWS {
         return Ok(());
     }
-    let chunk = frames.take()?;
+    take_frames(frames, sink, kept)
+}
+
+/// Turns the frames pushed into a chunk for `sink` (a row group: the columns were built for a
+/// file) or `kept`.
+pub(crate) fn take_frames(frames: &mut Columns<FrameRow>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>) -> PolarsResult<()> {
     match sink {
-        Some(sink) => sink.frames(Chunk::of_columns(chunk)),
-        None => kept.push(chunk),
+        Some(sink) => sink.frames(Chunk::of_file(frames.take_file()?)),
+        None => kept.push(frames.take()?),
     }
     Ok(())
 }
