@@ -63,7 +63,7 @@ impl PartFile {
         let arrow = schema.to_arrow(CompatLevel::newest());
         let fields = to_parquet_schema(&arrow)?.fields().to_vec();
         let encodings = arrow.iter_values().map(|f| get_dtype_encoding(&f.dtype)).collect();
-        // What `part_writer` sets: Snappy, polars' default statistics, format version 1.
+        // What polars' ParquetWriter sets with Snappy: its default statistics, format version 1.
         let options = WriteOptions { statistics: StatisticsOptions::default(), compression: CompressionOptions::Snappy, version: Version::V1, data_page_size: None };
         let writer = FileWriter::try_new(BufWriter::with_capacity(WRITE_BUFFER, out), arrow, options)?;
         Ok(PartFile { writer, schema: schema.clone(), fields, encodings, options })
@@ -207,4 +207,103 @@ fn close(current: &mut Option<(PartFile, Pending)>, done: &mut Vec<Pending>) -> 
         done.push(pending);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::model::rows::{CallRow, FrameRow};
+    use crate::model::schema::Table;
+
+    /// Rows of a real capture set, in chunks of `size`.
+    fn chunks<T: Table + Clone>(rows: &[T], size: usize) -> Vec<Vec<T>> {
+        rows.chunks(size).map(|c| c.to_vec()).collect()
+    }
+
+    /// polars' own writer over the string tables: what parts were before they were written
+    /// from dictionaries, and what they must still be.
+    fn by_polars(path: &Path, tables: &[DataFrame]) {
+        let out = BufWriter::new(File::create(path).expect("create"));
+        let mut w = ParquetWriter::new(out).set_parallel(false).with_compression(ParquetCompression::Snappy).batched(tables[0].schema()).expect("batched");
+        for t in tables {
+            w.write_batch(t).expect("write");
+        }
+        w.finish().expect("finish");
+    }
+
+    fn by_parts(path: &Path, chunks: Vec<FileChunk>) {
+        let mut part = PartFile::create(File::create(path).expect("create"), &chunks[0].schema).expect("part");
+        for c in &chunks {
+            part.write(c).expect("write");
+        }
+        part.finish().expect("finish");
+    }
+
+    /// The samples' frames and calls, their texts shared as the model shares them, except
+    /// that every third row's method, tool and id are copies (one text under two allocations).
+    fn sample_rows() -> (Vec<FrameRow>, Vec<CallRow>) {
+        let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples");
+        let loaded = crate::pipeline::load(&[samples], &[], &Default::default(), &Default::default(), &crate::model::tables::default_limits()).expect("samples load");
+        let copy = |t: &Option<Arc<str>>| t.as_deref().map(Arc::from);
+        let mut frames = FrameRow::rows_from_df(&loaded.tables.frames).expect("frames");
+        for f in frames.iter_mut().step_by(3) {
+            (f.method, f.tool, f.rpc_id) = (copy(&f.method), copy(&f.tool), copy(&f.rpc_id));
+        }
+        let mut calls = CallRow::rows_from_df(&loaded.tables.calls).expect("calls");
+        for c in calls.iter_mut().step_by(3) {
+            c.tool = copy(&c.tool);
+        }
+        (frames, calls)
+    }
+
+    fn same_file<T: Table + Clone>(rows: &[T], size: usize, dir: &Path) {
+        let chunks = chunks(rows, size);
+        let tables: Vec<DataFrame> = chunks.iter().map(|c| T::to_df(&c.iter().collect::<Vec<_>>()).expect("df")).collect();
+        let files: Vec<FileChunk> = chunks.iter().map(|c| T::to_file_chunk(&c.iter().collect::<Vec<_>>()).expect("file chunk")).collect();
+        let (a, b) = (dir.join(format!("{}-{size}-polars.parquet", T::NAME)), dir.join(format!("{}-{size}-parts.parquet", T::NAME)));
+        by_polars(&a, &tables);
+        by_parts(&b, files);
+        let (a, b) = (std::fs::read(&a).expect("read"), std::fs::read(&b).expect("read"));
+        assert!(a == b, "{} in chunks of {size}: the part from dictionaries ({} bytes) differs from polars' file of the strings ({} bytes)", T::NAME, b.len(), a.len());
+    }
+
+    #[test]
+    fn a_part_from_dictionaries_is_the_file_polars_writes_from_strings() {
+        let (frames, calls) = sample_rows();
+        assert!(frames.len() > 500 && calls.len() > 200, "samples hold {} frames and {} calls", frames.len(), calls.len());
+        // A text column null in every row of a chunk, an id, a handful of values: the three
+        // ways a text column is finished.
+        assert!(frames.chunks(100).any(|c| c.iter().all(|f| f.hdr_method.is_none())));
+        assert!(frames.iter().any(|f| f.method.is_some()) && frames.iter().any(|f| f.rpc_id.is_some()));
+        let dir = std::env::temp_dir().join(format!("mcpsift-parts-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        // Chunks of 100 rows (dictionaries everywhere: 128 rows or fewer), 300 and 5,000.
+        for size in [100, 300, 5000] {
+            same_file(&frames, size, &dir);
+            same_file(&calls, size, &dir);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_id_column_falls_back_to_strings_and_reads_back_the_same() {
+        // Every row a new id: past 256 rows the builder pushes strings.
+        let method: Arc<str> = Arc::from("tools/call");
+        let rows: Vec<FrameRow> = (0..1000).map(|i| FrameRow { rpc_id: (i % 7 != 0).then(|| Arc::from(format!("id-{i}"))), method: Some(Arc::clone(&method)), ..FrameRow::default() }).collect();
+        let refs: Vec<&FrameRow> = rows.iter().collect();
+        let chunk = FrameRow::to_file_chunk(&refs).expect("chunk");
+        let ids = chunk.arrays[FrameRow::schema().index_of("rpc_id").expect("rpc_id")].clone();
+        assert!(matches!(ids.dtype(), polars_arrow::datatypes::ArrowDataType::Utf8View), "ids as strings, not a dictionary: {:?}", ids.dtype());
+        let method = chunk.arrays[FrameRow::schema().index_of("method").expect("method")].clone();
+        assert!(matches!(method.dtype(), polars_arrow::datatypes::ArrowDataType::Dictionary(..)), "one method as a dictionary: {:?}", method.dtype());
+        let dir = std::env::temp_dir().join(format!("mcpsift-parts-ids-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        same_file(&rows, 1000, &dir);
+        let back = ParquetReader::new(File::open(dir.join("frames-1000-parts.parquet")).expect("open")).finish().expect("read");
+        assert_eq!(FrameRow::rows_from_df(&back).expect("rows"), rows);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -25,7 +25,7 @@ pub trait ChunkSink: Send + Sync {
 }
 
 /// One chunk of a table on its way to a file: columns, or answered calls still rows, made
-/// columns by whoever writes the chunk ([`Chunk::into_df`]) so that the model thread (the
+/// row groups by whoever writes the chunk ([`Chunk::into_file`]) so that the model thread (the
 /// critical path of a capture) does not convert them.
 pub struct Chunk {
     data: ChunkData,
