@@ -433,7 +433,7 @@ impl CaptureModel {
                 self.paged_calls.push(CallRow::clone(call));
             }
         }
-        if let Err(rows) = chunk_calls(rows, self.options.chunk_sink.as_ref(), &mut self.out.call_chunks) {
+        if let Err(rows) = chunk_calls(rows, self.options.chunk_sink.as_ref(), &mut self.out.call_chunks, self.calls.spares()) {
             self.calls.restore(rows);
         }
         self.calls.chunked();

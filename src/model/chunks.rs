@@ -4,7 +4,7 @@
 //! ready; the capture model does.
 #![allow(clippy::vec_box, reason = "answered calls stay in the boxes they were held in: moving a large row out of its box is a copy (measured, bench/README.md)")]
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use polars::prelude::{DataFrame, PolarsResult};
 
@@ -34,7 +34,7 @@ pub struct Chunk {
 enum ChunkData {
     Columns(DataFrame),
     File(FileChunk),
-    Calls(Vec<Box<CallRow>>),
+    Calls(Vec<Box<CallRow>>, Arc<Spares>),
 }
 
 impl Chunk {
@@ -46,8 +46,8 @@ impl Chunk {
         Chunk { data: ChunkData::File(chunk) }
     }
 
-    fn of_calls(rows: Vec<Box<CallRow>>) -> Self {
-        Chunk { data: ChunkData::Calls(rows) }
+    fn of_calls(rows: Vec<Box<CallRow>>, spares: Arc<Spares>) -> Self {
+        Chunk { data: ChunkData::Calls(rows, spares) }
     }
 
     /// Rows in the chunk.
@@ -55,7 +55,7 @@ impl Chunk {
         match &self.data {
             ChunkData::Columns(df) => df.height(),
             ChunkData::File(chunk) => chunk.height,
-            ChunkData::Calls(rows) => rows.len(),
+            ChunkData::Calls(rows, _) => rows.len(),
         }
     }
 
@@ -64,8 +64,38 @@ impl Chunk {
         match self.data {
             ChunkData::Columns(df) => Ok(FileChunk::of_df(&df)),
             ChunkData::File(chunk) => Ok(chunk),
-            ChunkData::Calls(rows) => CallRow::to_file_chunk(&rows.iter().map(|r| &**r).collect::<Vec<_>>()),
+            ChunkData::Calls(rows, spares) => {
+                let chunk = CallRow::to_file_chunk(&rows.iter().map(|r| &**r).collect::<Vec<_>>());
+                spares.give_back(rows);
+                chunk
+            }
         }
+    }
+}
+
+/// Boxes of answered calls made columns, handed back to the capture model that boxed them: a
+/// new request's row goes into one ([`Spares::take_all`]) instead of a new allocation. A box
+/// freed on the writer's thread and a new one allocated on the model's cost an allocation, a
+/// free from another thread, and fresh pages faulted in after the allocator returned the old
+/// ones. At most [`CALL_CHUNK_ROWS`] are kept (with the texts of the calls they held, dropped
+/// as a box is reused).
+#[derive(Default)]
+pub(crate) struct Spares(Mutex<Vec<Box<CallRow>>>);
+
+impl Spares {
+    fn give_back(&self, mut rows: Vec<Box<CallRow>>) {
+        let mut spares = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        rows.truncate(CALL_CHUNK_ROWS.saturating_sub(spares.len()));
+        if spares.is_empty() {
+            *spares = rows;
+        } else {
+            spares.append(&mut rows);
+        }
+    }
+
+    /// Every box handed back so far.
+    pub(crate) fn take_all(&self) -> Vec<Box<CallRow>> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
@@ -140,14 +170,16 @@ pub(crate) fn take_frames(frames: &mut Columns<FrameRow>, sink: Option<&Arc<dyn 
 /// Turns finished calls into one chunk for `sink` (as rows: the sink's writer makes them
 /// columns) or `kept`; on a (never expected) conversion error hands the rows back so nothing
 /// is lost.
-pub(crate) fn chunk_calls(rows: Vec<Box<CallRow>>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>) -> Result<(), Vec<Box<CallRow>>> {
+/// Either way the boxes come back to `spares`.
+pub(crate) fn chunk_calls(rows: Vec<Box<CallRow>>, sink: Option<&Arc<dyn ChunkSink>>, kept: &mut Vec<DataFrame>, spares: &Arc<Spares>) -> Result<(), Vec<Box<CallRow>>> {
     if let Some(sink) = sink {
-        sink.calls(Chunk::of_calls(rows));
+        sink.calls(Chunk::of_calls(rows, Arc::clone(spares)));
         return Ok(());
     }
     match calls_df(&rows) {
         Ok(chunk) => {
             kept.push(chunk);
+            spares.give_back(rows);
             Ok(())
         }
         Err(_) => Err(rows),

@@ -11,7 +11,7 @@ use equivalent::Equivalent;
 
 use polars::prelude::PlHashMap;
 
-use super::chunks::CALL_CHUNK_ROWS;
+use super::chunks::{CALL_CHUNK_ROWS, Spares};
 use super::facts::input_required;
 use super::rows::CallRow;
 use crate::ingest::frame::{Direction, HttpContext};
@@ -31,6 +31,9 @@ pub(crate) struct Calls {
     by_key: PlHashMap<CallKey, usize>,
     /// (connection, exchange) → call number, to pair `id: null` HTTP errors.
     by_exchange: HashMap<(u64, u64), usize>,
+    /// Boxes of chunked calls handed back, and those taken from there not yet reused.
+    spares: Arc<Spares>,
+    reuse: Vec<Box<CallRow>>,
 }
 
 /// What holding a request found.
@@ -87,7 +90,17 @@ impl Equivalent<CallKey> for KeyRef<'_> {
 
 impl Default for Calls {
     fn default() -> Self {
-        Calls { rows: VecDeque::new(), base: 0, held: 0, next: 0, chunk_at: CALL_CHUNK_ROWS, by_key: PlHashMap::default(), by_exchange: HashMap::new() }
+        Calls {
+            rows: VecDeque::new(),
+            base: 0,
+            held: 0,
+            next: 0,
+            chunk_at: CALL_CHUNK_ROWS,
+            by_key: PlHashMap::default(),
+            by_exchange: HashMap::new(),
+            spares: Arc::default(),
+            reuse: Vec::new(),
+        }
     }
 }
 
@@ -119,9 +132,24 @@ impl Calls {
     fn push(&mut self, call: CallRow) -> usize {
         let idx = self.next;
         self.next += 1;
-        self.rows.push_back(Some(Box::new(call)));
+        if self.reuse.is_empty() {
+            self.reuse = self.spares.take_all();
+        }
+        let boxed = match self.reuse.pop() {
+            Some(mut spare) => {
+                *spare = call;
+                spare
+            }
+            None => Box::new(call),
+        };
+        self.rows.push_back(Some(boxed));
         self.held += 1;
         idx
+    }
+
+    /// Where chunked calls' boxes go back to.
+    pub fn spares(&self) -> &Arc<Spares> {
+        &self.spares
     }
 
     /// The call a response answers: by key, or (id `null`) by HTTP exchange, the second
