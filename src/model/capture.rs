@@ -448,10 +448,10 @@ impl CaptureModel {
 
     /// Completes sessions and calls.
     pub fn finish(mut self) -> CaptureRows {
-        if self.frames.len() > 0 {
-            if let Err(e) = take_frames(&mut self.frames, self.options.chunk_sink.as_ref(), &mut self.out.frame_chunks) {
-                self.chunk_failed(e);
-            }
+        if self.frames.len() > 0
+            && let Err(e) = take_frames(&mut self.frames, self.options.chunk_sink.as_ref(), &mut self.out.frame_chunks)
+        {
+            self.chunk_failed(e);
         }
         let mut out = self.out;
         out.calls = self.calls.into_rows();

@@ -571,7 +571,7 @@ impl Choices {
 
     /// The rows as a dictionary of the texts seen.
     pub fn finish_file(self) -> ArrayRef {
-        text_dictionary(self.texts.into_iter(), self.rows.into_iter().map(|r| r as u32).collect(), None)
+        text_dictionary(self.texts.into_iter(), self.rows, None)
     }
 }
 
