@@ -51,21 +51,21 @@ pub trait Table: Sized {
     fn finish(builders: Self::Builders) -> PolarsResult<DataFrame>;
     /// The rows pushed as the Arrow arrays of a Parquet part's row group.
     fn finish_file(builders: Self::Builders) -> PolarsResult<FileChunk>;
-    /// The table of some rows.
-    fn to_df(rows: &[&Self]) -> PolarsResult<DataFrame> {
-        let mut builders = Self::builders(rows.len(), Target::Memory);
+    /// Builders for `target` with `rows` pushed.
+    fn pushed(rows: &[&Self], target: Target) -> Self::Builders {
+        let mut builders = Self::builders(rows.len(), target);
         for row in rows {
             Self::push(&mut builders, row);
         }
-        Self::finish(builders)
+        builders
+    }
+    /// The table of some rows.
+    fn to_df(rows: &[&Self]) -> PolarsResult<DataFrame> {
+        Self::finish(Self::pushed(rows, Target::Memory))
     }
     /// Some rows as a Parquet part's row group.
     fn to_file_chunk(rows: &[&Self]) -> PolarsResult<FileChunk> {
-        let mut builders = Self::builders(rows.len(), Target::File);
-        for row in rows {
-            Self::push(&mut builders, row);
-        }
-        Self::finish_file(builders)
+        Self::finish_file(Self::pushed(rows, Target::File))
     }
     /// The rows of a table built by [`Table::to_df`] (or read back from its files).
     fn rows_from_df(df: &DataFrame) -> Result<Vec<Self>, SchemaError>;
