@@ -12,7 +12,7 @@
 //! large payloads: the reading thread copies the next large line into one it got back
 //! ([`Sink::copy_payload`]) instead of into fresh pages (`large.log`: 0.262 -> 0.239 s), or
 //! reads on into one ([`Sink::spare_payload`]) when the line splitter hands its buffer over
-//! with a long stdio line. Small payloads come back too, kept by size class ([`SmallPayloads`]).
+//! with a long stdio line. Small payloads come back too, kept by size class (`SmallPayloads`).
 //! Knows nothing of discovery, tables or progress.
 
 use std::sync::Arc;
