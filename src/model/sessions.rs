@@ -71,13 +71,19 @@ pub(crate) struct Sessions {
     /// The last frame's session as the frame named it, and its interned name: a stdio file's
     /// frames all share one, found again without hashing it.
     last: Option<(Arc<str>, Arc<str>)>,
-    states: PlHashMap<String, SessionState>,
-    order: Vec<String>,
+    /// The states in order of first frame.
+    states: Vec<SessionState>,
+    /// Session name -> its place in `states`.
+    index: PlHashMap<String, usize>,
+    /// The place of the state looked up last: a frame's session is asked for several times
+    /// per frame (frame, message, answer), and a stdio capture has one; its name is compared
+    /// instead of hashed twice a time.
+    recent: usize,
 }
 
 impl Sessions {
     pub fn new(capture: &str, default_session: &str) -> Self {
-        Sessions { capture: capture.to_string(), default_session: default_session.to_string(), names: PlHashMap::default(), last: None, states: PlHashMap::default(), order: Vec::new() }
+        Sessions { capture: capture.to_string(), default_session: default_session.to_string(), names: PlHashMap::default(), last: None, states: Vec::new(), index: PlHashMap::default(), recent: 0 }
     }
 
     /// The session a frame belongs to: the transport's key, else its HTTP connection, else
@@ -115,20 +121,35 @@ impl Sessions {
 
     /// The session's state, created (with `transport`) on its first frame.
     pub fn state(&mut self, key: &str, transport: Transport) -> &mut SessionState {
-        if !self.states.contains_key(key) {
-            self.order.push(key.to_string());
-            let row = SessionRow { capture: self.capture.clone(), session: key.to_string(), transport, ending: Ending::Unknown, ..SessionRow::default() };
-            self.states.insert(key.to_string(), SessionState { row, ..SessionState::default() });
+        let at = match self.place(key) {
+            Some(at) => at,
+            None => {
+                let row = SessionRow { capture: self.capture.clone(), session: key.to_string(), transport, ending: Ending::Unknown, ..SessionRow::default() };
+                self.states.push(SessionState { row, ..SessionState::default() });
+                self.index.insert(key.to_string(), self.states.len() - 1);
+                self.states.len() - 1
+            }
+        };
+        self.recent = at;
+        &mut self.states[at]
+    }
+
+    /// Where the session named `key` is in `states`.
+    fn place(&self, key: &str) -> Option<usize> {
+        match self.states.get(self.recent) {
+            Some(st) if st.row.session == key => Some(self.recent),
+            _ => self.index.get(key).copied(),
         }
-        self.states.get_mut(key).expect("inserted above")
     }
 
     pub fn get(&self, key: &str) -> Option<&SessionState> {
-        self.states.get(key)
+        self.place(key).map(|at| &self.states[at])
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut SessionState> {
-        self.states.get_mut(key)
+        let at = self.place(key)?;
+        self.recent = at;
+        Some(&mut self.states[at])
     }
 
     /// Counts frame `seq`, of kind `kind`, into its session.
@@ -222,7 +243,7 @@ impl Sessions {
     pub fn events(&mut self, events: &[EventRow]) {
         for e in events {
             if let Some(s) = &e.session
-                && let Some(st) = self.states.get_mut(s)
+                && let Some(st) = self.get_mut(s)
             {
                 if e.kind == "transport_closed_unexpectedly" {
                     st.abrupt_reason = Some("host: transport closed unexpectedly".into());
@@ -240,15 +261,14 @@ impl Sessions {
     pub fn last_requests(&self) -> std::collections::HashMap<String, (u64, bool)> {
         self.states
             .iter()
-            .filter_map(|(k, st)| st.last_request_seq.map(|s| (k.clone(), (s, matches!(st.row.transport, Transport::Stdio | Transport::Jsonl)))))
+            .filter_map(|st| st.last_request_seq.map(|s| (st.row.session.clone(), (s, matches!(st.row.transport, Transport::Stdio | Transport::Jsonl)))))
             .collect()
     }
 
     /// The session rows, each with how it ended and why.
-    pub fn finish(mut self) -> Vec<SessionRow> {
-        let mut rows = Vec::with_capacity(self.order.len());
-        for key in &self.order {
-            let Some(mut st) = self.states.remove(key) else { continue };
+    pub fn finish(self) -> Vec<SessionRow> {
+        let mut rows = Vec::with_capacity(self.states.len());
+        for mut st in self.states {
             // Each cause as text and as its token (`end_cause`, `end_causes`).
             let mut causes: Vec<String> = Vec::new();
             let mut tokens: Vec<&str> = Vec::new();
