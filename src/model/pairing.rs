@@ -201,9 +201,13 @@ impl Calls {
         let mut rows = Vec::with_capacity(self.held);
         for (i, slot) in self.rows.iter_mut().enumerate() {
             let Some(call) = slot.take_if(|c| c.resp_seq.is_some() && !(c.chain_last && input_required(c))) else { continue };
+            // One lookup: the key is removed, and put back in the rare case it names a later
+            // request with the same id (nothing iterates the map, so its order is no output).
             let key = KeyRef { session: &call.session, requester: call.direction, id: &call.rpc_id };
-            if self.by_key.get(&key) == Some(&(self.base + i)) {
-                self.by_key.remove(&key);
+            if let Some((key, later)) = self.by_key.remove_entry(&key)
+                && later != self.base + i
+            {
+                self.by_key.insert(key, later);
             }
             rows.push(call);
         }
