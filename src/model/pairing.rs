@@ -236,3 +236,33 @@ impl Calls {
         self.rows.into_iter().flatten().map(|c| *c).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(session: &Arc<str>, id: &str) -> CallRow {
+        CallRow { session: Arc::clone(session), rpc_id: Arc::from(id), method: Arc::from("tools/call"), direction: Direction::ClientToServer, ..CallRow::default() }
+    }
+
+    #[test]
+    fn an_answered_call_leaves_the_map_and_a_later_request_with_its_id_stays_findable() {
+        let s: Arc<str> = Arc::from("s");
+        let mut calls = Calls::default();
+        let first = calls.request(call(&s, "7"), None).idx;
+        let other = calls.request(call(&s, "8"), None).idx;
+        calls.get_mut(first).expect("held").resp_seq = Some(2);
+        // A later request reuses id 7 before the first one's row leaves.
+        let later = calls.request(call(&s, "7"), None);
+        assert_eq!(later.earlier, Some(first), "the duplicate is seen");
+        let taken = calls.take_finished();
+        assert_eq!(taken.len(), 1, "only the answered call leaves");
+        assert_eq!(calls.answered_by(&s, Direction::ClientToServer, "7", None), (Some(later.idx), false), "id 7 still names the later request");
+        assert_eq!(calls.answered_by(&s, Direction::ClientToServer, "8", None), (Some(other), false));
+        // Once answered and taken, its key is gone too.
+        calls.get_mut(later.idx).expect("held").resp_seq = Some(4);
+        assert_eq!(calls.take_finished().len(), 1);
+        assert_eq!(calls.answered_by(&s, Direction::ClientToServer, "7", None), (None, false), "no request with id 7 is held");
+        assert_eq!(calls.held(), 1);
+    }
+}
