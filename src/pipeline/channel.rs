@@ -251,15 +251,16 @@ impl ChannelSink {
         }
     }
 
-    /// Keeps a large payload to be filled again, within [`RECYCLE_BUDGET_BYTES`]. Its old
-    /// contents stay until then: a spare payload's length is bytes the line splitter need not
-    /// zero again ([`Sink::spare_payload`]).
+    /// Keeps a payload to be filled again: a small one by class ([`SmallPayloads::keep`]), a
+    /// large one within [`RECYCLE_BUDGET_BYTES`] with its old contents still in it (a spare
+    /// payload's length is bytes the line splitter need not zero again,
+    /// [`Sink::spare_payload`]).
     fn recycle(&mut self, payload: Vec<u8>) {
         if payload.capacity() < RECYCLE_MIN_BYTES {
             return self.small.keep(payload);
         }
         let kept: usize = self.payloads.iter().map(Vec::capacity).sum();
-        if payload.capacity() >= RECYCLE_MIN_BYTES && kept + payload.capacity() <= RECYCLE_BUDGET_BYTES {
+        if kept + payload.capacity() <= RECYCLE_BUDGET_BYTES {
             self.payloads.push(payload);
         }
     }
