@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::message::{Kind, Message};
 use super::rows::{CallRow, FrameRow, Outcome, ToolRow, Validation};
-use super::validate::{OutputSchemas, SchemaCheck, text_disagreement_parsed};
+use super::validate::{OutputSchemas, SchemaCheck, text_disagreement_parsed, text_may_disagree};
 use crate::ingest::frame::{Direction, Frame};
 
 /// The call row of a request.
@@ -93,7 +93,8 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
         call.error_with_structured = m.is_error == Some(true) && m.has_structured;
         call.empty_content = m.has_structured && m.content_blocks == 0;
         if let (Some(text), Some(sc)) = (&m.first_text, &m.structured)
-            && let Some(why) = text_disagreement_parsed(text, sc)
+            && text_may_disagree(text)
+            && let Some(why) = text_disagreement_parsed(text, sc.value())
         {
             call.text_disagrees = true;
             call.note = Some(why);
@@ -102,8 +103,11 @@ pub(crate) fn fill_response(call: &mut CallRow, seq: u64, frame: &Frame, m: &Mes
             call.schema_known = schemas.knows(session, &tool);
             // An input_required round is not the tool's output: it carries no structuredContent by design.
             call.missing_structured = call.schema_known && !m.has_structured && m.is_error != Some(true) && !input_required(call);
-            if let Some(sc) = &m.structured {
-                match schemas.check_parsed(session, &tool, sc) {
+            // An unknown tool's check is NoSchema: its structuredContent need not be read.
+            if call.schema_known
+                && let Some(sc) = &m.structured
+            {
+                match schemas.check_parsed(session, &tool, sc.value()) {
                     SchemaCheck::Valid => call.schema_valid = Some(true),
                     SchemaCheck::Invalid(errors) => {
                         call.schema_valid = Some(false);

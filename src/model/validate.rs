@@ -105,6 +105,12 @@ pub fn text_disagreement(text: &str, structured: &str) -> Option<String> {
     text_disagreement_parsed(text, &serde_json::from_str::<Value>(structured).map_err(|e| e.to_string()))
 }
 
+/// Whether a first text can disagree with structuredContent at all: it is a JSON object or
+/// has a `key=N`. Else [`text_disagreement_parsed`] says nothing, so the tree is not needed.
+pub fn text_may_disagree(text: &str) -> bool {
+    text.trim().starts_with('{') || text.contains('=')
+}
+
 /// [`text_disagreement`] with structuredContent as parsed (or the parser's message).
 pub fn text_disagreement_parsed(text: &str, structured: &Result<Value, String>) -> Option<String> {
     let sc = structured.as_ref().ok()?;

@@ -35,7 +35,7 @@ pub fn page_item_keys(m: &Message) -> (Vec<String>, Option<String>, u64) {
     if !m.item_keys.is_empty() || m.items_without_key > 0 {
         return (m.item_keys.clone(), m.item_key_field.clone(), m.items_without_key);
     }
-    let Some(items) = m.structured.as_ref().and_then(|s| s.as_ref().ok()).and_then(main_array) else {
+    let Some(items) = m.structured.as_ref().filter(|s| s.may_hold_array()).and_then(|s| s.value().as_ref().ok()).and_then(main_array) else {
         return (Vec::new(), None, 0);
     };
     let mut page = Message::default();

@@ -22,6 +22,7 @@ mod raw;
 mod result;
 mod scan;
 mod skim;
+mod structured;
 mod tool_schema;
 mod view;
 
@@ -35,6 +36,7 @@ use raw::Raw;
 pub use items::page_item_keys;
 pub use parsed::{Implementation, Kind, Message, Parsed, ToolDef, intern};
 pub use result::TRUNCATION_MARKERS;
+pub use structured::Structured;
 
 /// The message a recorder described without keeping its bytes (a span file): its facts as
 /// recorded, every other field unknown.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::raw::lenient_string;
+use super::structured::Structured;
 
 /// Frame classification (the `kind` column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,9 +105,9 @@ pub struct Message {
     pub blob_bytes_decoded: u64,
     pub has_structured: bool,
     pub structured_bytes: u64,
-    /// structuredContent, when small enough to keep for later checks, read once as JSON (or
-    /// the parser's message): the page's items here, its schema and its text later.
-    pub structured: Option<Result<serde_json::Value, String>>,
+    /// structuredContent, when small enough to keep for later checks: read as JSON here when
+    /// its page items or its text may need the tree, else when its schema or page asks.
+    pub structured: Option<Structured>,
     /// First text block when small enough to compare with structuredContent.
     pub first_text: Option<String>,
     pub truncation_marker: Option<String>,

@@ -13,8 +13,10 @@ use super::meta::Meta;
 use super::parsed::{Implementation, KEEP_STRUCTURED_BYTES, KEEP_TEXT_BYTES, Message, intern};
 use super::raw::{Raw, borrowed_str, is_true, raw_str};
 use super::scan::read_view;
+use super::structured::{Structured, output_schema_seen};
 use super::tool_schema::{ToolView, tool_def};
 use crate::model::jsonstr::{base64_sizes, decoded_len};
+use crate::model::validate::text_may_disagree;
 
 #[derive(Deserialize, Default)]
 pub(super) struct ResultView<'a> {
@@ -171,17 +173,25 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
         m.has_structured = true;
         m.structured_bytes = sc.get().len() as u64;
         if sc.get().len() <= KEEP_STRUCTURED_BYTES {
-            let parsed = serde_json::from_str::<serde_json::Value>(sc.get()).map_err(|e| e.to_string());
-            if let Ok(v) = &parsed
-                && let Some(items) = main_array(v)
-            {
-                // Only the first and last keys here: every key is read for pages alone
-                // ([`page_item_keys`]), not for every result with an array.
-                m.items_returned = Some(items.len() as u64);
-                m.first_item_key = items.first().and_then(item_key).map(|k| k.0);
-                m.last_item_key = items.last().and_then(item_key).map(|k| k.0);
+            let kept = Structured::new(sc.get());
+            // Read here, on the pool, when anything may need the tree: an array (page items,
+            // counted now), a first text the model compares as JSON or `key=N`, or an
+            // outputSchema seen in this run. Else the model reads it if a check asks.
+            let text_compares = m.first_text.as_deref().is_some_and(text_may_disagree);
+            if kept.may_hold_array() {
+                if let Ok(v) = kept.value()
+                    && let Some(items) = main_array(v)
+                {
+                    // Only the first and last keys here: every key is read for pages alone
+                    // ([`page_item_keys`]), not for every result with an array.
+                    m.items_returned = Some(items.len() as u64);
+                    m.first_item_key = items.first().and_then(item_key).map(|k| k.0);
+                    m.last_item_key = items.last().and_then(item_key).map(|k| k.0);
+                }
+            } else if text_compares || output_schema_seen() {
+                let _ = kept.value();
             }
-            m.structured = Some(parsed);
+            m.structured = Some(kept);
         }
         if let Some(pr) = PageResult::read(sc.get()) {
             m.cursor_out = raw_str(pr.next_cursor_camel).or_else(|| raw_str(pr.next_cursor));

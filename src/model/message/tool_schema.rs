@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::parsed::ToolDef;
 use super::raw::{Raw, raw_str};
+use super::structured::note_output_schema;
 use crate::model::jsonstr::utf16_units;
 
 #[derive(Deserialize)]
@@ -153,6 +154,9 @@ pub(super) fn tool_def(t: ToolView) -> ToolDef {
         None => InputSchema { head: ("missing".into(), None), ..InputSchema::default() },
     };
     let output_dialect = t.output_schema.and_then(|s| schema_head(s).1);
+    if t.output_schema.is_some_and(|s| s.get() != "null") {
+        note_output_schema();
+    }
     ToolDef {
         name: raw_str(t.name).unwrap_or_default(),
         title: raw_str(t.title),
