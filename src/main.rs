@@ -22,8 +22,12 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 const MI_OPTION_ARENA_PURGE_MULT: libmimalloc_sys::mi_option_t = 24;
 const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 
-/// No transparent huge pages, and freed memory goes back to the system after 10 ms (arenas
-/// 20 ms) instead of v3's 1 s, which kept over 200 MB resident on `small.log`. mimalloc advises
+/// No transparent huge pages, and freed memory goes back to the system after 40 ms (arenas
+/// 80 ms) instead of v3's 1 s, which kept over 200 MB resident on `small.log`. 40 ms outlasts
+/// the gap between two 16,384-row chunks of calls on small messages (about 75 ms a chunk, so
+/// arenas hold them), whose column buffers were purged and faulted in again for every chunk at
+/// 10 ms: `small.log` page faults 137 K -> 93 K, CPU about 6% lower, peak RSS 154 -> 163-176
+/// MB (bound 200), `big.pcap` 136-138 -> 152-164 MB (bound 225); bench/README.md. mimalloc advises
 /// its arenas as huge pages, so every purge and re-use faulted in and zeroed 2 MiB at a time: a
 /// tenth of `tables`' time on `small.log` was the kernel clearing pages. In turns against huge
 /// pages with a 5 ms purge delay: `small.log` 3.73 -> 3.50 s and 169 -> 139 MB, `big.pcap`
@@ -45,7 +49,7 @@ fn tune_allocator() {
         // advised as huge either.
         unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0) };
     }
-    for (var, option, value) in [("MIMALLOC_PURGE_DELAY", MI_OPTION_PURGE_DELAY, 10), ("MIMALLOC_ARENA_PURGE_MULT", MI_OPTION_ARENA_PURGE_MULT, 2)] {
+    for (var, option, value) in [("MIMALLOC_PURGE_DELAY", MI_OPTION_PURGE_DELAY, 40), ("MIMALLOC_ARENA_PURGE_MULT", MI_OPTION_ARENA_PURGE_MULT, 2)] {
         if std::env::var_os(var).is_none() {
             // SAFETY: sets one of mimalloc's integer options; any value is valid for these two.
             unsafe { libmimalloc_sys::mi_option_set(option, value) };
@@ -54,7 +58,7 @@ fn tune_allocator() {
 }
 
 /// The query phase (rules and SQL over a dataset's parts) allocates and frees column buffers of
-/// many MiB: with ingest's 10 ms purge delay the kernel unmapped, faulted in and zeroed them
+/// many MiB: with ingest's 10 ms purge delay (now 40 ms) the kernel unmapped, faulted in and zeroed them
 /// again and again. `check` over a dataset of ten 300 MB logs (8.8 M messages), in turns:
 /// 18.2 s with 10.2 s of system time at 10 ms, 10.8 s with 1.3 s at 1 s, peak RSS 402 -> 604 MB.
 /// Called once the inputs are read; a user's `MIMALLOC_PURGE_DELAY` wins.
