@@ -21,7 +21,7 @@ use mcpsift::ingest::lines::stdio::read_stdio;
 use mcpsift::ingest::packet::pcap::{PcapOptions, read_capture};
 use mcpsift::ingest::run::{IngestOptions, ingest_reader};
 use mcpsift::model::message::{Parsed, parse_payload};
-use mcpsift::model::validate::{OutputSchemas, text_disagreement};
+use mcpsift::model::validate::{OutputSchemas, literal_may_disagree, text_disagreement, text_may_disagree};
 use std::io::Write;
 
 
@@ -314,6 +314,13 @@ pub fn message(data: &[u8]) {
         Parsed::One(m) => check(&m),
         Parsed::Batch(ms) => ms.iter().for_each(check),
         Parsed::Other(..) => {}
+    }
+    // A first text the reader leaves undecoded (no `=`, no leading `{`) cannot disagree.
+    if let Ok(literal) = std::str::from_utf8(data)
+        && literal.starts_with('"')
+        && let Ok(text) = serde_json::from_str::<String>(literal)
+    {
+        assert!(literal_may_disagree(literal) || !text_may_disagree(&text), "{literal:?} decodes to {text:?}");
     }
     let Some(at) = data.iter().position(|&b| b == 0xff) else { return };
     let (Ok(schema), Ok(instance)) = (std::str::from_utf8(&data[..at]), std::str::from_utf8(&data[at + 1..])) else { return };

@@ -111,6 +111,26 @@ pub fn text_may_disagree(text: &str) -> bool {
     text.trim().starts_with('{') || text.contains('=')
 }
 
+/// [`text_may_disagree`] of the text a JSON string literal (quotes included) decodes to, read
+/// without decoding it: false only when that text has no `=` and, past its leading
+/// whitespace, no `{`. Any `\u` escape or non-ASCII byte before the first other character
+/// counts as a maybe (either could be `=` or whitespace), so a false is always right.
+pub fn literal_may_disagree(literal: &str) -> bool {
+    let b = literal.as_bytes();
+    if memchr::memchr(b'=', b).is_some() || memchr::memmem::find(b, b"\\u").is_some() {
+        return true;
+    }
+    let mut i = usize::from(b.first() == Some(&b'"'));
+    loop {
+        match b.get(i) {
+            Some(b' ') => i += 1,
+            Some(b'\\') if matches!(b.get(i + 1), Some(b'n' | b't' | b'r' | b'f')) => i += 2,
+            Some(&c) => return c == b'{' || !c.is_ascii(),
+            None => return false,
+        }
+    }
+}
+
 /// [`text_disagreement`] with structuredContent as parsed (or the parser's message).
 pub fn text_disagreement_parsed(text: &str, structured: &Result<Value, String>) -> Option<String> {
     let sc = structured.as_ref().ok()?;
@@ -158,6 +178,27 @@ fn key_number_pattern() -> &'static Regex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_literal_said_not_to_disagree_decodes_to_a_text_that_cannot() {
+        let pieces = [" ", "\\n", "\\t", "\\r", "\\f", "\\b", "\\u0020", "\\u003d", "\\u007b", "{", "=", "a", "é", "\u{a0}", "\\\"", "\\/", "\\\\"];
+        let mut said_no = 0;
+        let mut stack = vec![(String::new(), 0)];
+        while let Some((body, depth)) = stack.pop() {
+            let literal = format!("\"{body}\"");
+            let text: String = serde_json::from_str(&literal).unwrap_or_else(|e| panic!("{literal}: {e}"));
+            if !literal_may_disagree(&literal) {
+                said_no += 1;
+                assert!(!text_may_disagree(&text), "{literal} decodes to {text:?}");
+            }
+            if depth < 4 {
+                stack.extend(pieces.iter().map(|p| (format!("{body}{p}"), depth + 1)));
+            }
+        }
+        assert!(said_no > 1000, "the shortcut applies to plain texts ({said_no})");
+        assert!(!literal_may_disagree(r#""matches: 60\nall found""#));
+        assert!(literal_may_disagree(r#"" \n{\"a\":1}""#) && literal_may_disagree(r#""a=1""#));
+    }
 
     #[test]
     fn extra_property_under_additional_properties_false_is_rejected() {

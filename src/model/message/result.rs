@@ -16,7 +16,7 @@ use super::scan::read_view;
 use super::structured::{Structured, output_schema_seen};
 use super::tool_schema::{ToolView, tool_def};
 use crate::model::jsonstr::{base64_sizes, decoded_len};
-use crate::model::validate::text_may_disagree;
+use crate::model::validate::{literal_may_disagree, text_may_disagree};
 
 #[derive(Deserialize, Default)]
 pub(super) struct ResultView<'a> {
@@ -166,7 +166,10 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
             }
         }
     }
-    if (has_structured || m.is_error == Some(true)) && let Some(text) = first_text.filter(|t| t.get().len() <= KEEP_TEXT_BYTES) {
+    // A result that is no error reads its first text only to compare it with structuredContent,
+    // which a text without `=` or a leading `{` never fails: not decoded then.
+    let text_needed = |t: &Raw| m.is_error == Some(true) || (has_structured && literal_may_disagree(t.get()));
+    if let Some(text) = first_text.filter(|t| t.get().len() <= KEEP_TEXT_BYTES && text_needed(t)) {
         m.first_text = serde_json::from_str::<String>(text.get()).ok();
     }
     if let Some(sc) = r.structured.filter(|s| s.get() != "null") {
