@@ -133,6 +133,10 @@ pub fn literal_may_disagree(literal: &str) -> bool {
 
 /// [`text_disagreement`] with structuredContent as parsed (or the parser's message).
 pub fn text_disagreement_parsed(text: &str, structured: &Result<Value, String>) -> Option<String> {
+    // The one test of which texts can disagree: callers skip reading the tree by it.
+    if !text_may_disagree(text) {
+        return None;
+    }
     let sc = structured.as_ref().ok()?;
     let trimmed = text.trim();
     if trimmed.starts_with('{')

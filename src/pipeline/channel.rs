@@ -173,9 +173,9 @@ struct ChannelSink {
 
 /// Emptied small payloads by size class: a log of small messages copies each line into one
 /// instead of allocating it, and frees none. Freeing a batch's payloads together emptied whole
-/// pages of the allocator, which gave them back to the system after its 10 ms purge delay, so
-/// the next batch's lines faulted in and zeroed fresh pages (`small.log`: 18% of the page
-/// faults of `tables`, plus a malloc and a free per line).
+/// pages of the allocator, which gave them back to the system after its purge delay (10 ms
+/// then), so the next batch's lines faulted in and zeroed fresh pages (`small.log`: 18% of the
+/// page faults of `tables`, plus a malloc and a free per line).
 #[derive(Default)]
 struct SmallPayloads {
     classes: [Vec<Vec<u8>>; SMALL_CLASSES],

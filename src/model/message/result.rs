@@ -180,7 +180,6 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
             // Read here, on the pool, when anything may need the tree: an array (page items,
             // counted now), a first text the model compares as JSON or `key=N`, or an
             // outputSchema seen in this run. Else the model reads it if a check asks.
-            let text_compares = m.first_text.as_deref().is_some_and(text_may_disagree);
             if kept.may_hold_array() {
                 if let Ok(v) = kept.value()
                     && let Some(items) = main_array(v)
@@ -191,7 +190,7 @@ pub(super) fn read_result(r: ResultView, m: &mut Message) {
                     m.first_item_key = items.first().and_then(item_key).map(|k| k.0);
                     m.last_item_key = items.last().and_then(item_key).map(|k| k.0);
                 }
-            } else if text_compares || output_schema_seen() {
+            } else if m.first_text.as_deref().is_some_and(text_may_disagree) || output_schema_seen() {
                 let _ = kept.value();
             }
             m.structured = Some(kept);

@@ -21,11 +21,6 @@ impl Structured {
         Structured { text: text.into(), tree: OnceLock::new() }
     }
 
-    /// The text as the server sent it.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     /// The JSON, read on the first call: what `serde_json::from_str` returns, its error as text.
     pub fn value(&self) -> &Result<Value, String> {
         self.tree.get_or_init(|| serde_json::from_str::<Value>(&self.text).map_err(|e| e.to_string()))
